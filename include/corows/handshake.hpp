@@ -1,0 +1,2 @@
+// (in progress)
+#pragma once

@@ -1,0 +1,1 @@
+#include <corows/base64.hpp>

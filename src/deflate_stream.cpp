@@ -1,0 +1,1 @@
+#include <corows/deflate_stream.hpp>

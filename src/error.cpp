@@ -1,0 +1,89 @@
+#include <corows/error.hpp>
+
+#include <string>
+
+namespace corows {
+namespace {
+
+class corows_category final : public std::error_category {
+public:
+    const char* name() const noexcept override { return "corows"; }
+
+    std::string message(int ev) const override {
+        switch (static_cast<error>(ev)) {
+        case error::reserved_opcode: return "reserved opcode";
+        case error::reserved_bits: return "reserved bits set without a negotiated extension";
+        case error::fragmented_control: return "fragmented control frame";
+        case error::control_too_big: return "control frame payload over 125 bytes";
+        case error::bad_length: return "invalid frame length encoding";
+        case error::mask_required: return "client frame is not masked";
+        case error::unexpected_mask: return "server frame is masked";
+        case error::frame_too_big: return "frame exceeds the size limit";
+        case error::bad_continuation: return "continuation frame without a message in progress";
+        case error::expected_continuation: return "new message while a fragmented message is in progress";
+        case error::message_too_big: return "message exceeds the size limit";
+        case error::invalid_utf8: return "invalid UTF-8";
+        case error::bad_close_code: return "invalid close code";
+        case error::bad_close_payload: return "invalid close frame payload";
+        case error::http_parse_error: return "malformed HTTP message";
+        case error::header_too_large: return "HTTP header exceeds the size limit";
+        case error::too_many_headers: return "too many HTTP header fields";
+        case error::bad_method: return "upgrade request method is not GET";
+        case error::bad_http_version: return "HTTP version is not 1.1";
+        case error::missing_host: return "missing Host header";
+        case error::bad_upgrade: return "Upgrade header does not name websocket";
+        case error::bad_connection: return "Connection header does not name upgrade";
+        case error::bad_key: return "invalid Sec-WebSocket-Key";
+        case error::bad_version: return "unsupported Sec-WebSocket-Version";
+        case error::bad_status: return "server did not answer 101 Switching Protocols";
+        case error::bad_accept: return "Sec-WebSocket-Accept does not match the key";
+        case error::bad_subprotocol: return "server chose a subprotocol that was not offered";
+        case error::bad_extension: return "invalid Sec-WebSocket-Extensions";
+        case error::inflate_failed: return "invalid compressed data";
+        case error::deflate_failed: return "compression failed";
+        case error::bad_compressed_frame: return "RSV1 set on a continuation or control frame";
+        case error::closed: return "connection closed";
+        case error::timeout: return "timeout";
+        case error::handshake_failed: return "WebSocket handshake failed";
+        case error::operation_in_progress: return "another operation of this kind is in progress";
+        }
+        return "unknown corows error";
+    }
+};
+
+} // namespace
+
+const std::error_category& error_category() noexcept {
+    static const corows_category instance;
+    return instance;
+}
+
+std::error_code make_error_code(error e) noexcept {
+    return {static_cast<int>(e), error_category()};
+}
+
+close_code close_code_for(std::error_code ec) noexcept {
+    if (ec.category() != error_category()) return close_code::internal_error;
+    switch (static_cast<error>(ec.value())) {
+    case error::invalid_utf8: return close_code::invalid_payload;
+    case error::message_too_big:
+    case error::frame_too_big: return close_code::message_too_big;
+    case error::reserved_opcode:
+    case error::reserved_bits:
+    case error::fragmented_control:
+    case error::control_too_big:
+    case error::bad_length:
+    case error::mask_required:
+    case error::unexpected_mask:
+    case error::bad_continuation:
+    case error::expected_continuation:
+    case error::bad_close_code:
+    case error::bad_close_payload:
+    case error::inflate_failed:
+    case error::bad_compressed_frame: return close_code::protocol_error;
+    case error::timeout: return close_code::going_away;
+    default: return close_code::internal_error;
+    }
+}
+
+} // namespace corows

@@ -1,0 +1,1 @@
+#include <corows/frame.hpp>

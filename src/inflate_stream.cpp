@@ -1,0 +1,1 @@
+#include <corows/inflate_stream.hpp>

@@ -1,0 +1,1 @@
+#include <corows/mask.hpp>

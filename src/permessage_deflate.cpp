@@ -1,0 +1,1 @@
+#include <corows/permessage_deflate.hpp>

@@ -1,0 +1,1 @@
+#include <corows/sha1.hpp>

@@ -1,0 +1,1 @@
+#include <corows/utf8.hpp>

@@ -1,0 +1,46 @@
+#include <corows/error.hpp>
+
+#include <boost/test/unit_test.hpp>
+
+#include <set>
+#include <string>
+
+BOOST_AUTO_TEST_SUITE(error)
+
+BOOST_AUTO_TEST_CASE(codes_have_category_and_message) {
+    std::error_code ec = corows::error::invalid_utf8;
+    BOOST_TEST(ec.category().name() == std::string("corows"));
+    BOOST_TEST(ec.message() == "invalid UTF-8");
+    BOOST_TEST(static_cast<bool>(ec));
+    std::error_code other = corows::error::closed;
+    BOOST_TEST(ec != other);
+}
+
+BOOST_AUTO_TEST_CASE(every_code_has_its_own_message) {
+    std::set<std::string> seen;
+    for (int v = static_cast<int>(corows::error::reserved_opcode);
+         v <= static_cast<int>(corows::error::operation_in_progress); ++v) {
+        auto msg = corows::make_error_code(static_cast<corows::error>(v)).message();
+        BOOST_TEST(msg != "unknown corows error");
+        BOOST_TEST(seen.insert(msg).second, "duplicate message: " << msg);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(close_codes_for_errors) {
+    using corows::close_code;
+    BOOST_TEST((corows::close_code_for(corows::error::invalid_utf8) == close_code::invalid_payload));
+    BOOST_TEST((corows::close_code_for(corows::error::message_too_big) == close_code::message_too_big));
+    BOOST_TEST((corows::close_code_for(corows::error::frame_too_big) == close_code::message_too_big));
+    BOOST_TEST((corows::close_code_for(corows::error::reserved_opcode) == close_code::protocol_error));
+    BOOST_TEST((corows::close_code_for(corows::error::inflate_failed) == close_code::protocol_error));
+    BOOST_TEST((corows::close_code_for(std::make_error_code(std::errc::io_error)) == close_code::internal_error));
+}
+
+BOOST_AUTO_TEST_CASE(sendable_close_codes) {
+    for (int c : {1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011, 1012, 1013, 1014, 3000, 4999})
+        BOOST_TEST(corows::is_sendable_close_code(static_cast<std::uint16_t>(c)), c);
+    for (int c : {0, 999, 1004, 1005, 1006, 1015, 1016, 2000, 2999, 5000, 65535})
+        BOOST_TEST(!corows::is_sendable_close_code(static_cast<std::uint16_t>(c)), c);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
