@@ -1,2 +1,216 @@
-// (in progress)
+// Incremental, sans-I/O parsing of HTTP/1.1 message heads (RFC 9112), as much of HTTP as the
+// WebSocket opening handshake and a small custom server need.
 #pragma once
+
+#include <corows/error.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+namespace corows {
+
+/// One header field line; the parser stores the name as received and the value without OWS.
+struct http_field {
+    std::string name;
+    std::string value;
+};
+
+/// Bounds on what a peer may make the parser buffer.
+struct http_limits {
+    std::size_t max_head_size = 8192; ///< bytes of the whole head, start line to blank line
+    std::size_t max_fields = 64;      ///< field lines (an obs-fold continuation is not one)
+};
+
+/// The header fields of a message, in arrival order. Names compare ASCII case-insensitively.
+///
+/// Repeated fields are kept as separate entries, because joining is only right for list-valued
+/// fields (RFC 9110 §5.3): find() gives the first, joined() and list() see them all.
+class http_fields {
+public:
+    /// Every field in arrival order.
+    std::span<const http_field> all() const noexcept { return fields_; }
+    /// Number of fields.
+    std::size_t size() const noexcept { return fields_.size(); }
+    /// True if there is no field.
+    bool empty() const noexcept { return fields_.empty(); }
+
+    /// Appends a field; throws std::invalid_argument if `name` is not a token or `value`
+    /// holds CR, LF, NUL or another control byte (guards against header injection).
+    void add(std::string_view name, std::string_view value);
+    /// Replaces every field named `name` with one field (appended if there was none);
+    /// throws like add().
+    void set(std::string_view name, std::string_view value);
+    /// Removes every field named `name` and returns how many there were.
+    std::size_t erase(std::string_view name) noexcept;
+    /// Removes every field.
+    void clear() noexcept { fields_.clear(); }
+
+    /// The value of the first field named `name`, or nullopt.
+    std::optional<std::string_view> find(std::string_view name) const noexcept;
+    /// The value of each field named `name`, in order; views into this object.
+    std::vector<std::string_view> values(std::string_view name) const;
+    /// How many fields are named `name`.
+    std::size_t count(std::string_view name) const noexcept;
+    /// Values of every field named `name` joined with ", " (RFC 9110 §5.3), or nullopt.
+    std::optional<std::string> joined(std::string_view name) const;
+    /// The elements of the comma-separated list formed by every field named `name`, trimmed
+    /// of OWS, empty elements skipped (RFC 9110 §5.6.1); views into this object.
+    std::vector<std::string_view> list(std::string_view name) const;
+    /// True if list(name) holds `token`, compared case-insensitively (Connection, Upgrade).
+    bool has_token(std::string_view name, std::string_view token) const noexcept;
+
+private:
+    std::vector<http_field> fields_;
+};
+
+/// An HTTP request head. `version` is major * 10 + minor: 11 for HTTP/1.1.
+struct http_request {
+    std::string method;
+    std::string target;
+    unsigned version = 11;
+    http_fields fields;
+
+    /// The path of the target (origin-form or absolute-form), without the query.
+    std::string_view path() const noexcept;
+    /// The query of the target, after '?' and without it; empty if there is none.
+    std::string_view query() const noexcept;
+    /// Shorthand for fields.find(name).
+    std::optional<std::string_view> find(std::string_view name) const noexcept {
+        return fields.find(name);
+    }
+    /// Shorthand for fields.has_token(name, token).
+    bool has_token(std::string_view name, std::string_view token) const noexcept {
+        return fields.has_token(name, token);
+    }
+    /// The head in wire form, ending with the blank line.
+    std::string to_string() const;
+};
+
+/// An HTTP response head. `version` is major * 10 + minor: 11 for HTTP/1.1.
+struct http_response {
+    unsigned version = 11;
+    unsigned status = 200;
+    std::string reason;
+    http_fields fields;
+
+    /// Shorthand for fields.find(name).
+    std::optional<std::string_view> find(std::string_view name) const noexcept {
+        return fields.find(name);
+    }
+    /// Shorthand for fields.has_token(name, token).
+    bool has_token(std::string_view name, std::string_view token) const noexcept {
+        return fields.has_token(name, token);
+    }
+    /// The head in wire form, ending with the blank line.
+    std::string to_string() const;
+};
+
+/// The usual reason phrase of `status` ("Switching Protocols"), or "Unknown".
+std::string_view reason_phrase(unsigned status) noexcept;
+
+/// Where a parser stands.
+enum class http_parse_status : std::uint8_t {
+    need_more, ///< the blank line that ends the head has not arrived yet
+    complete,  ///< the head is parsed; get() holds it
+    failed,    ///< the head is malformed or over a limit; error() says why
+};
+
+/// Result of one feed() call.
+struct http_feed_result {
+    std::size_t consumed = 0; ///< bytes of the input that were part of the head (meaningless
+                              ///< once failed: the connection is to be dropped)
+    http_parse_status status = http_parse_status::need_more;
+    std::error_code error;    ///< set when status is failed
+};
+
+namespace detail {
+
+/// True if `s` is a non-empty RFC 9110 §5.6.2 token.
+bool is_token(std::string_view s) noexcept;
+
+/// The part shared by both parsers: finds the end of the head, one byte at a time if need be,
+/// without rescanning, enforcing the limits and rejecting control bytes as they arrive.
+///
+/// Line endings must be CRLF: a bare LF or a bare CR is an error (RFC 9112 §2.2 permits
+/// either choice; rejecting them leaves no room for disagreement with a proxy in front).
+/// Empty lines before the start line are skipped (RFC 9112 §2.2).
+class http_head_reader {
+public:
+    explicit http_head_reader(http_limits limits) noexcept : limits_(limits) {}
+    /// Consumes bytes up to the end of the head; complete means head() is whole.
+    http_feed_result feed(std::span<const std::uint8_t> bytes);
+    /// The head so far, from the start line up to and including the final CRLFCRLF.
+    std::string_view head() const noexcept { return head_; }
+    /// Forgets everything but the limits.
+    void reset() noexcept;
+
+private:
+    enum class state : std::uint8_t { leading, leading_cr, line_start, in_line, cr, final_cr };
+    http_limits limits_;
+    std::string head_;
+    std::size_t total_ = 0;  ///< bytes consumed, including skipped leading empty lines
+    std::size_t lines_ = 0;  ///< field lines seen, obs-fold continuations excluded
+    state state_ = state::leading;
+};
+
+/// Parses a whole head of the given kind (no limits: the reader applied them).
+std::error_code parse_head(std::string_view head, http_request& out);
+/// Parses a whole head of the given kind (no limits: the reader applied them).
+std::error_code parse_head(std::string_view head, http_response& out);
+
+} // namespace detail
+
+/// Incremental parser of one message head; `Message` is http_request or http_response.
+///
+/// feed() takes whatever bytes arrived and consumes only those of the head: bytes after the
+/// blank line (the first WebSocket frame, a body) are left to the caller. Feeding byte by
+/// byte costs the same per byte as feeding everything at once.
+template <class Message>
+class basic_http_parser {
+public:
+    /// A parser enforcing `limits`.
+    explicit basic_http_parser(http_limits limits = {}) noexcept : reader_(limits) {}
+
+    /// Consumes bytes of the head; once complete or failed, consumes nothing more.
+    http_feed_result feed(std::span<const std::uint8_t> bytes);
+    /// Same as the byte overload, for text.
+    http_feed_result feed(std::string_view text) {
+        return feed(std::span<const std::uint8_t>(
+            reinterpret_cast<const std::uint8_t*>(text.data()), text.size()));
+    }
+
+    /// Where the parser stands.
+    http_parse_status status() const noexcept { return status_; }
+    /// Why it failed; empty unless status() is failed.
+    std::error_code error() const noexcept { return error_; }
+    /// The parsed message; meaningful once status() is complete.
+    const Message& get() const noexcept { return message_; }
+    /// The parsed message; meaningful once status() is complete.
+    Message& get() noexcept { return message_; }
+    /// Moves the parsed message out.
+    Message release() noexcept { return std::move(message_); }
+    /// Makes the parser ready for the next message (HTTP keep-alive), keeping the limits.
+    void reset() noexcept;
+
+private:
+    detail::http_head_reader reader_;
+    Message message_;
+    std::error_code error_;
+    http_parse_status status_ = http_parse_status::need_more;
+};
+
+extern template class basic_http_parser<http_request>;
+extern template class basic_http_parser<http_response>;
+
+/// Parser of a request head (the server side).
+using http_request_parser = basic_http_parser<http_request>;
+/// Parser of a response head (the client side).
+using http_response_parser = basic_http_parser<http_response>;
+
+} // namespace corows

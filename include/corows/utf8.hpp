@@ -18,6 +18,8 @@ public:
     void reset() noexcept;
 
 private:
+    // The DFA state (encoded as a shift amount, 0 = between characters): four bytes, so a
+    // connection can keep one per message at no cost and copy it freely.
     std::uint32_t state_ = 0;
 };
 
