@@ -1,0 +1,111 @@
+// Echo server: sends every message back as it came (text as text, binary as binary).
+//
+//   echo_server [--address A] [--port N] [--threads N] [--deflate] [--cert FILE --key FILE]
+//
+// Prints "listening on ADDR:PORT" once it accepts connections; Ctrl-C stops it gracefully.
+#include <corows/server.hpp>
+
+#include <asio/signal_set.hpp>
+#ifdef COROWS_HAS_TLS
+#include <asio/ssl.hpp>
+#endif
+
+#include <csignal>
+#include <cstdlib>
+#include <iostream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace {
+
+struct settings {
+    std::string address = "127.0.0.1";
+    unsigned short port = 9001;
+    std::size_t threads = 1;
+    bool deflate = false;
+    std::string cert, key;
+};
+
+settings parse_args(int argc, char** argv) {
+    settings s;
+    for (int i = 1; i < argc; ++i) {
+        std::string_view arg = argv[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= argc) throw std::invalid_argument(std::string(arg) + " needs a value");
+            return argv[++i];
+        };
+        if (arg == "--address") s.address = value();
+        else if (arg == "--port") s.port = static_cast<unsigned short>(std::stoul(value()));
+        else if (arg == "--threads") s.threads = std::stoul(value());
+        else if (arg == "--deflate") s.deflate = true;
+        else if (arg == "--cert") s.cert = value();
+        else if (arg == "--key") s.key = value();
+        else throw std::invalid_argument("unknown argument " + std::string(arg));
+    }
+    if (s.cert.empty() != s.key.empty()) throw std::invalid_argument("--cert and --key go together");
+    return s;
+}
+
+template <class Stream>
+asio::awaitable<void> echo(corows::websocket<Stream>& ws) {
+    corows::message m; // reused: no allocation per message once warmed up
+    while (co_await ws.read_message(m)) co_await ws.write_message(m);
+}
+
+template <class Stream>
+void serve(corows::basic_server<Stream>& srv, const settings& s) {
+    auto ep = srv.listen({asio::ip::make_address(s.address), s.port});
+    asio::signal_set signals(srv.get_executor(), SIGINT, SIGTERM);
+    signals.async_wait([&srv](std::error_code ec, int) {
+        if (!ec) srv.stop();
+    });
+    bool v6 = ep.address().is_v6();
+    std::cout << "listening on " << (v6 ? "[" : "") << ep.address().to_string() << (v6 ? "]" : "") << ':'
+              << ep.port() << std::endl;
+    srv.run(echo<Stream>);
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    try {
+        settings s = parse_args(argc, argv);
+        corows::server_options o;
+        o.threads = s.threads;
+        o.connection.max_message_size = 64 * 1024 * 1024;
+        // The server's defaults accept every legal permessage-deflate offer shape.
+        o.connection.deflate.enabled = s.deflate;
+        o.on_error = [](std::exception_ptr e) {
+            try {
+                std::rethrow_exception(e);
+            } catch (const std::exception& x) {
+                std::cerr << "connection failed: " << x.what() << '\n';
+            }
+        };
+        if (s.cert.empty()) {
+            corows::server srv(o);
+            serve(srv, s);
+            return 0;
+        }
+#ifdef COROWS_HAS_TLS
+        using tls_stream = asio::ssl::stream<asio::ip::tcp::socket>;
+        asio::ssl::context tls(asio::ssl::context::tls_server);
+        tls.set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                        asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
+                        asio::ssl::context::no_tlsv1_1);
+        tls.use_certificate_chain_file(s.cert);
+        tls.use_private_key_file(s.key, asio::ssl::context::pem);
+        corows::basic_server<tls_stream> srv(o, [&tls](asio::ip::tcp::socket sock) {
+            return tls_stream(std::move(sock), tls);
+        });
+        serve(srv, s);
+        return 0;
+#else
+        throw std::invalid_argument("this build has no TLS (OpenSSL was not found)");
+#endif
+    } catch (const std::exception& e) {
+        std::cerr << "echo_server: " << e.what() << '\n';
+        return 1;
+    }
+}

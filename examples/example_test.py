@@ -1,0 +1,368 @@
+#!/usr/bin/env python3
+"""Runs an example program on 127.0.0.1 and talks to it the way a user would.
+
+    example_test.py SCENARIO PROGRAM [OTHER_PROGRAM]
+
+Scenarios: echo, echo_deflate, echo_threads, echo_tls, echo_client, chat, chat_browser. Exits 0 on success,
+1 on failure, 77 (skipped) when a tool the scenario needs is missing.
+"""
+import asyncio
+import http.client
+import json
+import os
+import signal
+import ssl
+import subprocess
+import sys
+import tempfile
+
+try:
+    import websockets
+    from websockets.extensions.permessage_deflate import ClientPerMessageDeflateFactory
+except ImportError:
+    # Debian's python3-websockets lives with the system interpreter, which may not be first
+    # on PATH (pyenv, a virtualenv).
+    if os.path.exists("/usr/bin/python3") and os.path.realpath(sys.executable) != os.path.realpath("/usr/bin/python3"):
+        os.execv("/usr/bin/python3", ["/usr/bin/python3", *sys.argv])
+    print("python3-websockets is not installed")
+    sys.exit(77)
+
+TIMEOUT = 20  # seconds for any single step
+
+
+class Server:
+    """Starts PROGRAM ARGS, waits for its "listening on ADDR:PORT" line, stops it with SIGTERM."""
+
+    def __init__(self, program, *args):
+        self.proc = subprocess.Popen([program, *args], stdout=subprocess.PIPE, text=True)
+        line = self._first_line()
+        if not line.startswith("listening on "):
+            self.proc.kill()
+            raise AssertionError("unexpected first line %r" % line)
+        self.port = int(line.rsplit(":", 1)[1])
+
+    def _first_line(self):
+        import selectors
+        sel = selectors.DefaultSelector()
+        sel.register(self.proc.stdout, selectors.EVENT_READ)
+        if not sel.select(TIMEOUT):
+            self.proc.kill()
+            raise AssertionError("no 'listening on' line within %d s" % TIMEOUT)
+        return self.proc.stdout.readline().strip()
+
+    def stop(self):
+        """Graceful stop: SIGTERM must make the server exit 0 promptly."""
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            code = self.proc.wait(TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            raise AssertionError("server did not stop on SIGTERM")
+        assert code == 0, "server exited with %d" % code
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def check(condition, what):
+    if not condition:
+        raise AssertionError(what)
+
+
+async def echo_round_trips(uri, ssl_context=None, **kwargs):
+    """Text, binary, empty and large messages come back unchanged and of the same kind."""
+    async with websockets.connect(uri, ssl=ssl_context, max_size=64 * 1024 * 1024, **kwargs) as ws:
+        samples = ["hello", "", "ünïcødé ✓", "x" * 70000, b"\x00\x01\xff" * 10, b"", bytes(range(256)) * 4096]
+        for sample in samples:
+            await ws.send(sample)
+            got = await asyncio.wait_for(ws.recv(), TIMEOUT)
+            check(type(got) is type(sample), "kind changed for a %d-byte message" % len(sample))
+            check(got == sample, "payload changed for a %d-byte message" % len(sample))
+        extensions = ws.response_headers.get("Sec-WebSocket-Extensions", "")
+        await ws.close()
+        check(ws.close_code == 1000, "close code %s" % ws.close_code)
+        return extensions
+
+
+def scenario_echo(program):
+    with Server(program, "--port", "0") as srv:
+        uri = "ws://127.0.0.1:%d/" % srv.port
+        # The client offers permessage-deflate; a server without --deflate declines it.
+        ext = asyncio.run(echo_round_trips(uri))
+        check(ext == "", "extension negotiated without --deflate: %r" % ext)
+        asyncio.run(echo_round_trips(uri, compression=None))
+        srv.stop()
+
+
+def scenario_echo_deflate(program):
+    offers = [
+        {},
+        {"server_no_context_takeover": True},
+        {"client_no_context_takeover": True},
+        {"server_max_window_bits": 10},
+        {"client_max_window_bits": 9},
+        {"server_no_context_takeover": True, "client_no_context_takeover": True,
+         "server_max_window_bits": 8, "client_max_window_bits": 9},
+    ]
+    with Server(program, "--port", "0", "--deflate") as srv:
+        uri = "ws://127.0.0.1:%d/" % srv.port
+        for params in offers:
+            factory = ClientPerMessageDeflateFactory(**params)
+            ext = asyncio.run(echo_round_trips(uri, compression=None, extensions=[factory]))
+            check(ext.startswith("permessage-deflate"), "offer %r not accepted: %r" % (params, ext))
+            for name in params:
+                # What the client asks of the server must be granted in the answer.
+                if name.startswith("server_"):
+                    check(name in ext, "offer %r answered with %r" % (params, ext))
+        srv.stop()
+
+
+def scenario_echo_threads(program):
+    async def many(uri):
+        async def one(i):
+            async with websockets.connect(uri) as ws:
+                for k in range(20):
+                    text = "client %d message %d" % (i, k)
+                    await ws.send(text)
+                    check(await asyncio.wait_for(ws.recv(), TIMEOUT) == text, "wrong echo")
+        await asyncio.gather(*(one(i) for i in range(20)))
+
+    with Server(program, "--port", "0", "--threads", "2", "--deflate") as srv:
+        asyncio.run(many("ws://127.0.0.1:%d/" % srv.port))
+        srv.stop()
+
+
+def make_certificate(folder):
+    """A self-signed certificate for localhost and 127.0.0.1, made with the openssl tool."""
+    cert, key = os.path.join(folder, "cert.pem"), os.path.join(folder, "key.pem")
+    try:
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+                        "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
+                        "-keyout", key, "-out", cert], check=True, capture_output=True, timeout=TIMEOUT)
+    except FileNotFoundError:
+        print("the openssl tool is not installed")
+        sys.exit(77)
+    return cert, key
+
+
+def scenario_echo_tls(program, client=None):
+    with tempfile.TemporaryDirectory() as folder:
+        cert, key = make_certificate(folder)
+        with Server(program, "--port", "0", "--cert", cert, "--key", key, "--deflate") as srv:
+            context = ssl.create_default_context(cafile=cert)
+            ext = asyncio.run(echo_round_trips("wss://localhost:%d/" % srv.port, ssl_context=context))
+            check(ext.startswith("permessage-deflate"), "no deflate over TLS")
+            if client:
+                lines = ["over tls", "second line"]
+                out = run_client(client, ["--url", "wss://localhost:%d/" % srv.port, "--ca", cert], lines)
+                check(out == lines, "echo_client over wss printed %r" % out)
+            srv.stop()
+
+
+def run_client(client, args, lines):
+    result = subprocess.run([client, *args], input="".join(l + "\n" for l in lines),
+                            capture_output=True, text=True, timeout=TIMEOUT)
+    check(result.returncode == 0, "echo_client exited %d: %s" % (result.returncode, result.stderr))
+    return result.stdout.splitlines()
+
+
+def scenario_echo_client(server, client):
+    with Server(server, "--port", "0", "--deflate") as srv:
+        lines = ["first", "", "ünïcødé ✓", "x" * 100000] + ["line %d" % i for i in range(500)]
+        for extra in ([], ["--deflate"]):
+            out = run_client(client, ["--url", "ws://127.0.0.1:%d/some/path" % srv.port, *extra], lines)
+            check(out == lines, "echo_client printed %d lines, expected %d" % (len(out), len(lines)))
+        check(run_client(client, ["--url", "ws://127.0.0.1:%d/" % srv.port], []) == [], "output without input")
+        # A refused connection is an error exit, not a hang.
+        bad = subprocess.run([client, "--url", "ws://127.0.0.1:1/"], input="x\n", capture_output=True,
+                             text=True, timeout=TIMEOUT)
+        check(bad.returncode != 0, "echo_client succeeded against a closed port")
+        srv.stop()
+
+
+def http_get(port, path, method="GET"):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=TIMEOUT)
+    conn.request(method, path)
+    response = conn.getresponse()
+    body = response.read()
+    conn.close()
+    return response.status, response.getheader("Content-Type", ""), body
+
+
+def scenario_chat(program):
+    with Server(program, "--port", "0") as srv:
+        status, kind, body = http_get(srv.port, "/")
+        check(status == 200 and kind.startswith("text/html"), "GET / answered %d %s" % (status, kind))
+        page = body.decode()
+        check('id="log"' in page and '"/chat"' in page, "GET / is not the chat page")
+        check('li.className = "msg"' in page, "the page does not mark messages with class msg")
+        status, _, body = http_get(srv.port, "/", "HEAD")
+        check(status == 200 and body == b"", "HEAD / answered %d with %d bytes" % (status, len(body)))
+        status, _, _ = http_get(srv.port, "/nothing-here")
+        check(status == 404, "GET /nothing-here answered %d" % status)
+
+        async def talk():
+            uri = "ws://127.0.0.1:%d/chat" % srv.port
+            async with websockets.connect(uri) as a, websockets.connect(uri) as b:
+                check("permessage-deflate" in a.response_headers.get("Sec-WebSocket-Extensions", ""),
+                      "chat did not negotiate permessage-deflate")
+                await a.send("hello from a")
+                for ws in (a, b):
+                    check(await asyncio.wait_for(ws.recv(), TIMEOUT) == "hello from a", "broadcast from a")
+                note = json.dumps({"name": "b", "text": "hi all"})
+                await b.send(note)
+                for ws in (a, b):
+                    check(await asyncio.wait_for(ws.recv(), TIMEOUT) == note, "broadcast from b")
+                # A client that leaves does not disturb the others.
+                await a.close()
+                await b.send("still here")
+                check(await asyncio.wait_for(b.recv(), TIMEOUT) == "still here", "broadcast after a left")
+                # Graceful stop: the remaining client is told the server is going away.
+                srv.proc.send_signal(signal.SIGTERM)
+                try:
+                    await asyncio.wait_for(b.recv(), TIMEOUT)
+                except websockets.ConnectionClosed:
+                    pass
+                check(b.close_code == 1001, "close code on server stop: %s" % b.close_code)
+
+        asyncio.run(talk())
+        code = srv.proc.wait(TIMEOUT)
+        check(code == 0, "chat_server exited %d" % code)
+
+
+class Browser:
+    """Headless Chromium driven over the DevTools protocol (which is itself a WebSocket)."""
+
+    def __init__(self, folder):
+        import shutil
+        exe = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+        if not exe:
+            print("no chromium to run the page in")
+            sys.exit(77)
+        self.proc = subprocess.Popen(
+            [exe, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
+             "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0",
+             "--user-data-dir=" + folder, "--window-size=900,700", "about:blank"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        self.url = None
+        import selectors
+        sel = selectors.DefaultSelector()
+        sel.register(self.proc.stderr, selectors.EVENT_READ)
+        while self.url is None and sel.select(TIMEOUT):
+            line = self.proc.stderr.readline()
+            if not line:
+                break
+            if line.startswith("DevTools listening on "):
+                self.url = line.split(" on ", 1)[1].strip()
+        check(self.url is not None, "chromium did not start its DevTools endpoint")
+        self.next_id = 0
+
+    async def call(self, ws, method, session=None, **params):
+        self.next_id += 1
+        request = {"id": self.next_id, "method": method, "params": params}
+        if session:
+            request["sessionId"] = session
+        await ws.send(json.dumps(request))
+        while True:
+            answer = json.loads(await asyncio.wait_for(ws.recv(), TIMEOUT))
+            if answer.get("id") == self.next_id:
+                check("error" not in answer, "%s failed: %s" % (method, answer.get("error")))
+                return answer["result"]
+
+    async def open(self, ws, url):
+        target = await self.call(ws, "Target.createTarget", url=url)
+        attached = await self.call(ws, "Target.attachToTarget", targetId=target["targetId"], flatten=True)
+        return attached["sessionId"]
+
+    async def evaluate(self, ws, session, expression):
+        result = await self.call(ws, "Runtime.evaluate", session, expression=expression, returnByValue=True)
+        return result["result"].get("value")
+
+    async def wait_for(self, ws, session, expression, what):
+        for _ in range(TIMEOUT * 10):
+            if await self.evaluate(ws, session, expression):
+                return
+            await asyncio.sleep(0.1)
+        raise AssertionError("page never showed " + what)
+
+    def close(self):
+        """Ends Chromium and every helper process it started (they share its session)."""
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(self.proc.pid, sig)
+            except ProcessLookupError:
+                return
+            try:
+                self.proc.wait(5)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        self.proc.wait()
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)  # helpers that outlived the browser
+        except ProcessLookupError:
+            pass
+
+
+def scenario_chat_browser(program):
+    """Two browser tabs load the page, one types a message, both show it."""
+    with Server(program, "--port", "0") as srv, tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as folder:
+        browser = Browser(folder)
+        try:
+            async def talk():
+                page = "http://127.0.0.1:%d/" % srv.port
+                async with websockets.connect(browser.url, max_size=None) as ws:
+                    alice, bob = await browser.open(ws, page), await browser.open(ws, page)
+                    connected = 'document.getElementById("status").textContent === "connected"'
+                    for tab in (alice, bob):
+                        await browser.wait_for(ws, tab, connected, '"connected"')
+                    await browser.evaluate(ws, alice, """
+                        document.getElementById("name").value = "alice";
+                        document.getElementById("text").value = "hello <b>bob</b>";
+                        document.getElementById("send").click();""")
+                    shown = """[...document.querySelectorAll("li.msg")].map(li =>
+                        li.querySelector(".name").textContent + ": " + li.querySelector(".text").textContent)"""
+                    for tab in (alice, bob):
+                        await browser.wait_for(ws, tab, 'document.querySelectorAll("li.msg").length > 0', "the message")
+                        got = await browser.evaluate(ws, tab, shown)
+                        check(got == ["alice: hello <b>bob</b>"], "the page shows %r" % got)
+                    shot = os.environ.get("COROWS_CHAT_SCREENSHOT")
+                    if shot:
+                        import base64
+                        png = await browser.call(ws, "Page.captureScreenshot", bob, format="png")
+                        with open(shot, "wb") as f:
+                            f.write(base64.b64decode(png["data"]))
+                    srv.stop()
+                    await browser.wait_for(ws, bob, 'document.getElementById("status").textContent === "disconnected"',
+                                           '"disconnected" after the server stopped')
+
+            asyncio.run(talk())
+        finally:
+            browser.close()
+
+
+def main():
+    scenario, programs = sys.argv[1], sys.argv[2:]
+    {
+        "echo": scenario_echo,
+        "echo_deflate": scenario_echo_deflate,
+        "echo_threads": scenario_echo_threads,
+        "echo_tls": scenario_echo_tls,
+        "echo_client": scenario_echo_client,
+        "chat": scenario_chat,
+        "chat_browser": scenario_chat_browser,
+    }[scenario](*programs)
+    print("ok")
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except AssertionError as e:
+        print("FAILED:", e)
+        sys.exit(1)

@@ -1,0 +1,224 @@
+// corows::connect(): a client connection from a ws:// or wss:// URL in one co_await — resolve,
+// TCP connect, TLS with SNI and certificate verification, WebSocket handshake.
+#pragma once
+
+#if !defined(COROWS_HAS_TLS)
+#error "corows/connect.hpp needs OpenSSL: build corows with -Dtls=enabled (libssl-dev installed)"
+#endif
+
+#include <corows/client_stream.hpp>
+#include <corows/error.hpp>
+#include <corows/options.hpp>
+#include <corows/url.hpp>
+#include <corows/websocket.hpp>
+
+#include <asio/awaitable.hpp>
+#include <asio/connect.hpp>
+#include <asio/ip/tcp.hpp>
+#include <asio/redirect_error.hpp>
+#include <asio/ssl/context.hpp>
+#include <asio/ssl/host_name_verification.hpp>
+#include <asio/ssl/stream.hpp>
+#include <asio/steady_timer.hpp>
+#include <asio/this_coro.hpp>
+#include <asio/use_awaitable.hpp>
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <system_error>
+#include <utility>
+
+namespace corows {
+
+/// The connection type connect() returns, for ws:// and wss:// alike.
+using client_websocket = websocket<client_stream>;
+
+/// The TLS context connect() uses when given none: TLS 1.2 or later, trusting the system's
+/// default CA store. Created on first use and shared by every connection; a program may add
+/// trust anchors to it before connecting.
+inline asio::ssl::context& default_tls_context() {
+    struct holder {
+        asio::ssl::context ctx{asio::ssl::context::tls_client};
+        holder() {
+            ctx.set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                            asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
+                            asio::ssl::context::no_tlsv1_1);
+            // Without a CA store every server fails verification, which is the safe outcome.
+            std::error_code ignored;
+            ctx.set_default_verify_paths(ignored);
+        }
+    };
+    static holder h;
+    return h.ctx;
+}
+
+namespace detail {
+
+// Everything a connect() call was given, owned by the operation so that the caller's
+// arguments may be temporaries.
+struct connect_request {
+    std::string url;
+    options opts;
+    asio::ssl::context* tls = nullptr; // nullptr: default_tls_context()
+    handshake_request extra;
+};
+
+// What the connect deadline has to reach: the resolver and the socket being connected.
+struct connect_attempt {
+    explicit connect_attempt(client_stream s)
+        : stream(std::move(s)), resolver(stream.get_executor()), timer(stream.get_executor()) {}
+    client_stream stream;
+    asio::ip::tcp::resolver resolver;
+    asio::steady_timer timer;
+    bool timed_out = false;
+};
+
+// Resolve, connect and (for wss) the TLS handshake; the WebSocket handshake is bounded by the
+// websocket's own handshake timeout.
+inline asio::awaitable<std::error_code> open_transport(std::shared_ptr<connect_attempt> a, const url& u,
+                                                       std::chrono::milliseconds limit) {
+    if (limit.count() > 0) {
+        a->timer.expires_after(limit);
+        a->timer.async_wait([w = std::weak_ptr<connect_attempt>(a)](std::error_code ec) {
+            if (ec) return;
+            if (auto a = w.lock()) {
+                a->timed_out = true;
+                a->resolver.cancel();
+                std::error_code ignored;
+                a->stream.lowest_layer().close(ignored);
+            }
+        });
+    }
+    std::error_code ec;
+    // No AI_ADDRCONFIG: it ignores loopback addresses, so "localhost" would not resolve on a
+    // machine with no other interface. Unusable addresses just fail and the next is tried.
+    auto endpoints = co_await a->resolver.async_resolve(u.host, std::to_string(u.port),
+                                                        asio::ip::resolver_base::numeric_service,
+                                                        asio::redirect_error(asio::use_awaitable, ec));
+    if (!ec && !a->timed_out) {
+        co_await asio::async_connect(a->stream.lowest_layer(), endpoints,
+                                     asio::redirect_error(asio::use_awaitable, ec));
+    }
+    if (!ec && !a->timed_out) {
+        if (auto* tls = a->stream.tls()) {
+            co_await tls->async_handshake(asio::ssl::stream_base::client,
+                                          asio::redirect_error(asio::use_awaitable, ec));
+        }
+    }
+    a->timer.cancel();
+    if (a->timed_out) ec = error::timeout;
+    if (ec) {
+        std::error_code ignored;
+        a->stream.lowest_layer().close(ignored);
+    }
+    co_return ec;
+}
+
+// Sets `s` up to send `u.host` as SNI and to verify the certificate against it.
+inline std::error_code prepare_tls(client_stream::tls_stream& s, const url& u) {
+    // RFC 6066 §3: SNI carries host names only, never address literals.
+    if (!u.host_is_ip() && !SSL_set_tlsext_host_name(s.native_handle(), u.host.c_str()))
+        return std::error_code(static_cast<int>(ERR_get_error()), asio::error::get_ssl_category());
+    // Set on the stream, not the context: a caller's context may say verify_none.
+    std::error_code ec;
+    s.set_verify_mode(asio::ssl::verify_peer, ec);
+    if (!ec) s.set_verify_callback(asio::ssl::host_name_verification(u.host), ec);
+    return ec;
+}
+
+inline asio::awaitable<client_websocket> run_connect(std::shared_ptr<const connect_request> r, std::error_code* out) {
+    auto ex = co_await asio::this_coro::executor;
+    std::error_code ec;
+    url u = parse_url(r->url, ec);
+    client_stream stream = !ec && u.secure ? client_stream(ex, r->tls ? *r->tls : default_tls_context())
+                                           : client_stream(ex);
+    if (auto* tls = stream.tls()) ec = prepare_tls(*tls, u);
+    if (!ec) {
+        auto a = std::make_shared<connect_attempt>(std::move(stream));
+        ec = co_await open_transport(a, u, r->opts.handshake_timeout);
+        stream = std::move(a->stream);
+    }
+    client_websocket ws(std::move(stream), r->opts);
+    if (!ec) co_await ws.handshake(u.host_field(), u.target, r->extra, ec);
+    if (out) *out = ec;
+    else if (ec) throw std::system_error(ec);
+    co_return ws;
+}
+
+inline asio::awaitable<client_websocket> start_connect(std::string url, const options& opts, asio::ssl::context* tls,
+                                                       const handshake_request& extra, std::error_code* ec) {
+    auto r = std::make_shared<connect_request>();
+    r->url = std::move(url);
+    r->opts = opts;
+    r->tls = tls;
+    r->extra = extra;
+    return run_connect(std::move(r), ec);
+}
+
+} // namespace detail
+
+// Overloads rather than default arguments: GCC 12 destroys a class-type default argument of a
+// call inside a co_await expression twice.
+
+/// Opens a WebSocket connection to `url` (ws:// or wss://) with default options; wss://
+/// verifies the server against default_tls_context(). Throws std::system_error on failure:
+/// url_error, resolver and socket errors, TLS errors (asio::error::get_ssl_category(), e.g.
+/// certificate verify failed), error::timeout, or the handshake's corows error.
+inline asio::awaitable<client_websocket> connect(std::string url) {
+    return detail::start_connect(std::move(url), options{}, nullptr, handshake_request{}, nullptr);
+}
+
+/// As connect(url), with `opts`. opts.handshake_timeout bounds TCP connect and TLS handshake
+/// together (error::timeout), then the WebSocket handshake again; a name lookup stuck in the
+/// system resolver is abandoned but only reported when getaddrinfo() returns.
+inline asio::awaitable<client_websocket> connect(std::string url, const options& opts) {
+    return detail::start_connect(std::move(url), opts, nullptr, handshake_request{}, nullptr);
+}
+
+/// As connect(url, opts), adding `extra` (Origin, Authorization, cookies...) to the request.
+inline asio::awaitable<client_websocket> connect(std::string url, const options& opts,
+                                                 const handshake_request& extra) {
+    return detail::start_connect(std::move(url), opts, nullptr, extra, nullptr);
+}
+
+/// As connect(url, opts), verifying a wss:// server against `tls` (e.g. a private CA), which
+/// must outlive the co_await. Peer verification and the host name check are always on.
+inline asio::awaitable<client_websocket> connect(std::string url, const options& opts, asio::ssl::context& tls) {
+    return detail::start_connect(std::move(url), opts, &tls, handshake_request{}, nullptr);
+}
+
+/// As connect(url, opts, tls), adding `extra` to the request.
+inline asio::awaitable<client_websocket> connect(std::string url, const options& opts, asio::ssl::context& tls,
+                                                 const handshake_request& extra) {
+    return detail::start_connect(std::move(url), opts, &tls, extra, nullptr);
+}
+
+/// As connect(url, opts), reporting failure in `ec` instead of throwing; on failure the
+/// returned websocket is not open.
+inline asio::awaitable<client_websocket> connect(std::string url, const options& opts, std::error_code& ec) {
+    return detail::start_connect(std::move(url), opts, nullptr, handshake_request{}, &ec);
+}
+
+/// As connect(url, opts, extra), reporting failure in `ec`.
+inline asio::awaitable<client_websocket> connect(std::string url, const options& opts,
+                                                 const handshake_request& extra, std::error_code& ec) {
+    return detail::start_connect(std::move(url), opts, nullptr, extra, &ec);
+}
+
+/// As connect(url, opts, tls), reporting failure in `ec`.
+inline asio::awaitable<client_websocket> connect(std::string url, const options& opts, asio::ssl::context& tls,
+                                                 std::error_code& ec) {
+    return detail::start_connect(std::move(url), opts, &tls, handshake_request{}, &ec);
+}
+
+/// As connect(url, opts, tls, extra), reporting failure in `ec`.
+inline asio::awaitable<client_websocket> connect(std::string url, const options& opts, asio::ssl::context& tls,
+                                                 const handshake_request& extra, std::error_code& ec) {
+    return detail::start_connect(std::move(url), opts, &tls, extra, &ec);
+}
+
+} // namespace corows

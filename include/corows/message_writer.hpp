@@ -1,0 +1,93 @@
+// The send side of a connection, sans I/O: messages in, encoded frames appended to a buffer.
+#pragma once
+
+#include <corows/byte_buffer.hpp>
+#include <corows/deflate_stream.hpp>
+#include <corows/error.hpp>
+#include <corows/frame.hpp>
+#include <corows/message.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+
+namespace corows {
+
+/// Settings for the send side of one connection.
+struct writer_config {
+    role local = role::server;     ///< clients mask every frame
+    std::size_t frame_size = 0;    ///< fragment messages into frames of this payload size; 0: never
+};
+
+/// Compression settings of the send side, fixed by the handshake.
+struct writer_deflate {
+    int window_bits = 15;
+    bool no_context_takeover = false;
+    int level = 6;
+    int mem_level = 8;
+    std::size_t threshold = 0;     ///< messages shorter than this go out uncompressed
+};
+
+/// Largest close frame payload: the 2-byte code and 123 bytes of reason.
+inline constexpr std::size_t max_close_reason = 123;
+
+/// Encodes frames: headers, client masking with fresh keys, compression and fragmentation.
+class message_writer {
+public:
+    /// A writer for `cfg`; compression stays off until enable_deflate().
+    explicit message_writer(const writer_config& cfg);
+
+    /// Compresses messages from now on (the deflater is created at the first one).
+    void enable_deflate(const writer_deflate& d) noexcept { deflate_cfg_ = d; deflate_enabled_ = true; }
+
+    /// True if a message of `size` bytes would be compressed when `allow` is set.
+    bool would_compress(std::size_t size, bool allow) const noexcept {
+        return allow && deflate_enabled_ && size >= deflate_cfg_.threshold;
+    }
+
+    /// Appends every frame of a data message to `out`; compresses when would_compress().
+    std::error_code append_message(byte_buffer& out, message_kind kind,
+                                   std::span<const std::uint8_t> payload, bool allow_compress);
+
+    /// Appends one control frame (payload of at most 125 bytes) to `out`.
+    void append_control(byte_buffer& out, opcode op, std::span<const std::uint8_t> payload);
+
+    /// Appends a close frame with `code` (0: no code) and `reason` cut to 123 bytes.
+    void append_close(byte_buffer& out, std::uint16_t code, std::string_view reason);
+
+    /// Appends one frame of `payload` to `out`.
+    void append_frame(byte_buffer& out, opcode op, bool fin, bool rsv1,
+                      std::span<const std::uint8_t> payload);
+
+    /// Writes the header of a frame whose payload the caller sends from its own memory;
+    /// returns the header length and, for clients, the key the payload must be masked with.
+    std::size_t frame_header_for(std::span<std::uint8_t, max_frame_header_size> out, opcode op,
+                                 bool fin, bool rsv1, std::uint64_t length, mask_key& key);
+
+    /// Frame payload size used for fragmentation (0: none).
+    std::size_t frame_size() const noexcept { return frame_size_; }
+
+    /// True once a compressed message allocated the deflater.
+    bool deflater_allocated() const noexcept { return deflater_.has_value(); }
+
+    /// The local role.
+    role local() const noexcept { return role_; }
+
+private:
+    mask_key next_key() noexcept;
+
+    std::optional<deflate_stream> deflater_;
+    writer_deflate deflate_cfg_;
+    std::uint64_t rng_[2] = {0, 0};
+    std::size_t frame_size_;
+    role role_;
+    bool deflate_enabled_ = false;
+};
+
+/// Returns the longest prefix of `reason` of at most `limit` bytes that does not split a
+/// UTF-8 sequence.
+std::string_view truncate_utf8(std::string_view reason, std::size_t limit) noexcept;
+
+} // namespace corows

@@ -1,0 +1,43 @@
+// Settings of one connection, fixed at construction.
+#pragma once
+
+#include <corows/http.hpp>
+#include <corows/permessage_deflate.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace corows {
+
+/// Limits, timeouts and extension settings of a websocket; the same type serves both roles.
+struct options {
+    /// Largest message accepted, after decompression; a bigger one closes with 1009.
+    std::size_t max_message_size = 16 * 1024 * 1024;
+    /// Outgoing messages are split into frames of at most this payload; 0 never splits.
+    std::size_t frame_size = 0;
+    /// Bytes queued for sending beyond which write_message() waits for the socket.
+    std::size_t write_queue_limit = 1024 * 1024;
+    /// A server writes unfragmented, uncompressed messages of at least this size straight from
+    /// the caller's memory instead of copying them into the queue.
+    std::size_t direct_write_threshold = 64 * 1024;
+    /// Time allowed for the opening handshake; zero: unlimited.
+    std::chrono::milliseconds handshake_timeout{10'000};
+    /// Time allowed for the peer to answer a close frame and close TCP; zero: unlimited.
+    std::chrono::milliseconds close_timeout{5'000};
+    /// The connection is closed when nothing arrives for this long; zero: never.
+    std::chrono::milliseconds idle_timeout{0};
+    /// A ping is sent when nothing arrived for this long; zero: no keepalive pings.
+    std::chrono::milliseconds ping_interval{0};
+    /// permessage-deflate: off unless deflate.enabled.
+    deflate_options deflate{};
+    /// Limits on the HTTP head of the handshake.
+    http_limits http{};
+    /// Server: subprotocols supported, in order of preference. Client: subprotocols offered.
+    std::vector<std::string> subprotocols{};
+    /// Disable Nagle's algorithm: the send queue already batches small frames.
+    bool tcp_nodelay = true;
+};
+
+} // namespace corows

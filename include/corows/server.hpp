@@ -1,0 +1,422 @@
+// corows::basic_server<Stream>: listens, accepts, and runs one coroutine per WebSocket
+// connection, on one thread or on N threads each with its own io_context, and stops
+// gracefully.
+#pragma once
+
+#include <corows/error.hpp>
+#include <corows/options.hpp>
+#include <corows/websocket.hpp>
+
+#include <asio/awaitable.hpp>
+#include <asio/co_spawn.hpp>
+#include <asio/detached.hpp>
+#include <asio/executor_work_guard.hpp>
+#include <asio/io_context.hpp>
+#include <asio/ip/tcp.hpp>
+#include <asio/post.hpp>
+#include <asio/redirect_error.hpp>
+#include <asio/steady_timer.hpp>
+#include <asio/use_awaitable.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <exception>
+#include <functional>
+#include <list>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <system_error>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <sys/socket.h> // SO_REUSEPORT
+
+namespace corows {
+
+/// Settings of a server.
+struct server_options {
+    /// Every connection's settings.
+    options connection{};
+    /// Threads that run the server, each with its own io_context; 0 counts as 1.
+    std::size_t threads = 1;
+    /// With several threads on Linux: each thread accepts on its own socket bound to the
+    /// same port (SO_REUSEPORT; the kernel spreads connections). Off, or elsewhere: one
+    /// acceptor hands accepted sockets to the threads in turn. SO_REUSEPORT also lets another
+    /// process of the same user bind the port; turn it off where that matters.
+    bool reuse_port = true;
+    /// Length of the kernel's queue of connections not yet accepted.
+    int backlog = asio::socket_base::max_listen_connections;
+    /// Grace period of stop() without an argument.
+    std::chrono::milliseconds stop_timeout{5'000};
+    /// Called with each exception that escapes a connection handler (on that connection's
+    /// thread, so possibly from several threads at once). error::closed, the normal end of a
+    /// connection whose peer left during a write, is not reported.
+    std::function<void(std::exception_ptr)> on_error{};
+};
+
+namespace detail {
+
+/// SO_REUSEPORT as an Asio settable socket option.
+class reuse_port_option {
+public:
+    explicit reuse_port_option(bool on) noexcept : value_(on ? 1 : 0) {}
+    template <class Protocol> int level(const Protocol&) const noexcept { return SOL_SOCKET; }
+#ifdef SO_REUSEPORT
+    template <class Protocol> int name(const Protocol&) const noexcept { return SO_REUSEPORT; }
+#else
+    template <class Protocol> int name(const Protocol&) const noexcept { return 0; }
+#endif
+    template <class Protocol> const void* data(const Protocol&) const noexcept { return &value_; }
+    template <class Protocol> std::size_t size(const Protocol&) const noexcept { return sizeof(value_); }
+
+private:
+    int value_;
+};
+
+/// True where SO_REUSEPORT spreads incoming connections over the sockets sharing a port.
+inline constexpr bool reuse_port_balances =
+#if defined(__linux__) && defined(SO_REUSEPORT)
+    true;
+#else
+    false;
+#endif
+
+} // namespace detail
+
+/// A WebSocket server over `Stream` (asio::ip::tcp::socket, or asio::ssl::stream<tcp::socket>
+/// with a stream factory that adds the TLS context: the server then does the TLS handshake).
+///
+/// Each thread runs its own io_context; a connection lives on one of them from accept to
+/// close, so its handler needs no strand. run() blocks until stop() has finished.
+///
+///     corows::server srv(opts);
+///     srv.listen({asio::ip::make_address("127.0.0.1"), 9001});
+///     srv.run([](corows::websocket<asio::ip::tcp::socket>& ws) -> asio::awaitable<void> {
+///         corows::message m;
+///         while (co_await ws.read_message(m)) co_await ws.write_message(m);
+///     });
+template <class Stream>
+class basic_server {
+public:
+    /// The connection type handlers receive.
+    using connection_type = websocket<Stream>;
+    /// A coroutine run once per connection; the connection ends when it returns.
+    using handler_type = std::function<asio::awaitable<void>(connection_type&)>;
+    /// Makes a Stream from an accepted TCP socket (e.g. wraps it in TLS).
+    using stream_factory = std::function<Stream(asio::ip::tcp::socket)>;
+
+    /// A server over plain TCP with `opts`.
+    explicit basic_server(server_options opts)
+        requires std::is_same_v<Stream, asio::ip::tcp::socket>
+        : basic_server(std::move(opts), [](asio::ip::tcp::socket s) { return s; }) {}
+
+    /// A server over plain TCP: `connection` options, `threads` threads.
+    basic_server(const options& connection, std::size_t threads)
+        requires std::is_same_v<Stream, asio::ip::tcp::socket>
+        : basic_server(make_options(connection, threads)) {}
+
+    /// A server whose streams `make_stream` builds from accepted sockets.
+    basic_server(server_options opts, stream_factory make_stream)
+        : opts_(std::move(opts)), make_stream_(std::move(make_stream)) {
+        if (opts_.threads == 0) opts_.threads = 1;
+        for (std::size_t i = 0; i < opts_.threads; ++i) workers_.push_back(std::make_unique<worker>());
+    }
+
+    basic_server(const basic_server&) = delete;
+    basic_server& operator=(const basic_server&) = delete;
+
+    ~basic_server() {
+        // Connections abandoned in the io_contexts unregister as those are destroyed; they
+        // must not start a stop any more.
+        for (auto& w : workers_) w->finished = true;
+    }
+
+    /// Binds and listens on `endpoint` (port 0: any free port); returns the bound endpoint.
+    /// May be called several times before run(). Throws std::system_error.
+    asio::ip::tcp::endpoint listen(const asio::ip::tcp::endpoint& endpoint) {
+        bool per_thread = per_thread_acceptors();
+        std::size_t n = per_thread ? workers_.size() : 1;
+        std::vector<asio::ip::tcp::acceptor> made;
+        asio::ip::tcp::endpoint bound = endpoint;
+        for (std::size_t i = 0; i < n; ++i) {
+            asio::ip::tcp::acceptor a(workers_[i]->ctx);
+            a.open(bound.protocol());
+            a.set_option(asio::socket_base::reuse_address(true));
+            if (per_thread) a.set_option(detail::reuse_port_option(true));
+            a.bind(bound);
+            a.listen(opts_.backlog);
+            // With port 0 the first socket picks the port and the others join it.
+            if (i == 0) bound = a.local_endpoint();
+            made.push_back(std::move(a));
+        }
+        for (std::size_t i = 0; i < n; ++i) workers_[i]->acceptors.push_back(std::move(made[i]));
+        return bound;
+    }
+
+    /// Runs the server until stop() completes: accepts, does the opening handshake, and calls
+    /// `handler` with each open connection. The calling thread is one of the server's threads.
+    /// A server runs once.
+    void run(handler_type handler) { run_with(std::move(handler), false); }
+
+    /// As run(), but `handler` gets each connection before its handshake, to route or serve
+    /// plain HTTP itself: read_request(), then accept(req) or refuse(...) or write through
+    /// next_layer(). TLS, when Stream has it, is already established.
+    void run_raw(handler_type handler) { run_with(std::move(handler), true); }
+
+    /// Graceful stop, callable from any thread (a signal_set handler, a connection handler,
+    /// another thread) and before run(): stops accepting, closes every open connection with
+    /// 1001 (going away), and lets run() return once every handler has finished or, at the
+    /// latest, `grace` after the call: then the remaining connections are aborted and their
+    /// handlers abandoned (destroyed with the server). Later calls have no effect.
+    void stop(std::chrono::milliseconds grace) {
+        if (stop_requested_.exchange(true)) return;
+        for (auto& w : workers_) {
+            asio::post(w->ctx, [this, wp = w.get(), grace] { begin_stop(*wp, grace); });
+        }
+    }
+    /// stop() with server_options::stop_timeout as the grace period.
+    void stop() { stop(opts_.stop_timeout); }
+
+    /// Number of threads (and io_contexts).
+    std::size_t threads() const noexcept { return workers_.size(); }
+    /// The io_context of thread `i` (0 is the thread that calls run()).
+    asio::io_context& context(std::size_t i) { return workers_.at(i)->ctx; }
+    /// The executor of thread 0, e.g. for an asio::signal_set that calls stop().
+    asio::io_context::executor_type get_executor() noexcept { return workers_[0]->ctx.get_executor(); }
+    /// The settings given at construction.
+    const server_options& get_options() const noexcept { return opts_; }
+
+private:
+    struct connection;
+
+    // Everything one thread owns. Member order matters: acceptors and timers are declared
+    // after the io_context they use (so destroyed before it), and the registry before it, so
+    // that it outlives the abandoned coroutines that unregister from it as they are destroyed.
+    struct worker {
+        std::list<connection*> live; // connections of this thread, from accept to handler end
+        asio::io_context ctx{1};
+        std::vector<asio::ip::tcp::acceptor> acceptors;
+        asio::steady_timer deadline{ctx};
+        std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
+        int accepting = 0;     // accept loops running on this thread
+        bool stopping = false; // stop has reached this thread
+        bool finished = false; // this thread's run() is over or about to be
+
+        // Ends this thread's run() once stopping and nothing of the server is left.
+        void maybe_finish() {
+            if (stopping && !finished && live.empty() && accepting == 0) finish();
+        }
+        void finish() {
+            finished = true;
+            deadline.cancel();
+            work.reset();
+            // Anything else still queued (the user's signal_set, say) must not keep run() going.
+            ctx.stop();
+        }
+    };
+
+    // One connection; it stays registered with its thread while anyone holds it.
+    struct connection : std::enable_shared_from_this<connection> {
+        connection(Stream s, const options& o, worker& w)
+            : ws(std::move(s), o), owner(&w), pos(w.live.insert(w.live.end(), this)) {}
+        connection(const connection&) = delete;
+        connection& operator=(const connection&) = delete;
+        ~connection() {
+            owner->live.erase(pos);
+            owner->maybe_finish();
+        }
+
+        connection_type ws;
+        worker* owner;
+        typename std::list<connection*>::iterator pos;
+    };
+
+    static server_options make_options(const options& connection, std::size_t threads) {
+        server_options o;
+        o.connection = connection;
+        o.threads = threads;
+        return o;
+    }
+
+    bool per_thread_acceptors() const noexcept {
+        return detail::reuse_port_balances && opts_.reuse_port && workers_.size() > 1;
+    }
+
+    void report(std::exception_ptr e) noexcept {
+        if (!e || !opts_.on_error) return;
+        try {
+            opts_.on_error(e);
+        } catch (...) {
+            // The reporter failing must not take a server thread down.
+        }
+    }
+
+    void run_with(handler_type handler, bool raw) {
+        if (started_.exchange(true)) throw std::logic_error("corows::basic_server: run() called twice");
+        handler_ = std::move(handler);
+        raw_ = raw;
+        for (std::size_t i = 0; i < workers_.size(); ++i) {
+            worker& w = *workers_[i];
+            w.work.emplace(w.ctx.get_executor());
+            for (auto& a : w.acceptors) {
+                ++w.accepting;
+                asio::co_spawn(w.ctx, accept_loop(a, w, i), [this](std::exception_ptr e) { report(e); });
+            }
+        }
+        {
+            std::vector<std::jthread> others;
+            for (std::size_t i = 1; i < workers_.size(); ++i)
+                others.emplace_back([this, w = workers_[i].get()] { run_worker(*w); });
+            run_worker(*workers_[0]);
+        }
+        for (auto& w : workers_) w->finished = true;
+    }
+
+    void run_worker(worker& w) noexcept {
+        for (;;) {
+            try {
+                w.ctx.run();
+                return;
+            } catch (...) {
+                report(std::current_exception());
+            }
+        }
+    }
+
+    asio::awaitable<void> accept_loop(asio::ip::tcp::acceptor& acceptor, worker& w, std::size_t index) {
+        struct accepting_guard {
+            worker& w;
+            ~accepting_guard() {
+                --w.accepting;
+                w.maybe_finish();
+            }
+        } guard{w};
+        std::size_t next = index;
+        for (;;) {
+            worker& target = per_thread_acceptors() ? w : *workers_[next++ % workers_.size()];
+            std::error_code ec;
+            asio::ip::tcp::socket sock = co_await acceptor.async_accept(
+                asio::any_io_executor(target.ctx.get_executor()), asio::redirect_error(asio::use_awaitable, ec));
+            if (w.stopping || !acceptor.is_open()) break;
+            if (ec) {
+                // Out of descriptors or memory, accepting again at once would spin: pause.
+                if (ec != asio::error::connection_aborted) {
+                    asio::steady_timer pause(w.ctx, std::chrono::milliseconds(50));
+                    co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+                }
+                continue;
+            }
+            asio::co_spawn(target.ctx, serve(std::move(sock), target),
+                           [this](std::exception_ptr e) { report(e); });
+        }
+    }
+
+    static bool is_closed_error(std::exception_ptr e) {
+        try {
+            std::rethrow_exception(e);
+        } catch (const std::system_error& x) {
+            return x.code() == error::closed;
+        } catch (...) {
+            return false;
+        }
+    }
+
+    asio::awaitable<void> serve(asio::ip::tcp::socket sock, worker& w) {
+        auto c = std::make_shared<connection>(make_stream_(std::move(sock)), opts_.connection, w);
+        if (w.stopping) co_return;
+        if constexpr (requires(Stream& s) { s.async_handshake(Stream::server, asio::use_awaitable); }) {
+            std::error_code ec;
+            asio::steady_timer limit(w.ctx);
+            if (opts_.connection.handshake_timeout.count() > 0) {
+                limit.expires_after(opts_.connection.handshake_timeout);
+                limit.async_wait([weak = std::weak_ptr<connection>(c)](std::error_code e) {
+                    if (e) return;
+                    if (auto c = weak.lock()) c->ws.abort();
+                });
+            }
+            co_await c->ws.next_layer().async_handshake(Stream::server, asio::redirect_error(asio::use_awaitable, ec));
+            limit.cancel();
+            if (ec || w.stopping) co_return;
+        }
+        if (!raw_) {
+            std::error_code ec;
+            co_await c->ws.accept(ec);
+            if (ec) co_return; // refused: the client got its HTTP answer
+        }
+        std::exception_ptr failure;
+        try {
+            co_await handler_(c->ws);
+        } catch (...) {
+            failure = std::current_exception();
+        }
+        if (failure && !is_closed_error(failure)) report(failure);
+        if (c->ws.is_open()) {
+            // A handler that returns or throws is done with its connection: close it properly.
+            std::error_code ignored;
+            std::uint16_t code = failure ? static_cast<std::uint16_t>(close_code::internal_error)
+                                         : static_cast<std::uint16_t>(close_code::normal);
+            co_await c->ws.close(code, {}, ignored);
+        }
+    }
+
+    static asio::awaitable<void> going_away(std::shared_ptr<connection> c) {
+        std::error_code ignored;
+        co_await c->ws.close(static_cast<std::uint16_t>(close_code::going_away), "server shutting down", ignored);
+    }
+
+    // The live connections of `w`, held so that acting on one cannot end another's life
+    // under the loop.
+    static std::vector<std::shared_ptr<connection>> snapshot(worker& w) {
+        std::vector<std::shared_ptr<connection>> held;
+        held.reserve(w.live.size());
+        for (connection* c : w.live)
+            if (auto p = c->weak_from_this().lock()) held.push_back(std::move(p));
+        return held;
+    }
+
+    // Runs on `w`'s thread.
+    void begin_stop(worker& w, std::chrono::milliseconds grace) {
+        if (w.stopping || w.finished) return;
+        w.stopping = true;
+        for (auto& a : w.acceptors) {
+            std::error_code ignored;
+            a.close(ignored);
+        }
+        for (auto& c : snapshot(w)) {
+            // Open connections get a close handshake; ones still in their opening handshake
+            // (or serving plain HTTP in run_raw) are cut.
+            if (c->ws.is_open()) {
+                asio::co_spawn(w.ctx, going_away(c), asio::detached);
+            } else {
+                c->ws.abort();
+            }
+        }
+        w.deadline.expires_after(grace);
+        w.deadline.async_wait([wp = &w](std::error_code ec) {
+            if (ec || wp->finished) return;
+            for (auto& c : snapshot(*wp)) c->ws.abort();
+            // Let the aborted operations' completions run once, then give up on the rest.
+            asio::post(wp->ctx, [wp] {
+                if (!wp->finished) wp->finish();
+            });
+        });
+        w.maybe_finish();
+    }
+
+    server_options opts_;
+    stream_factory make_stream_;
+    handler_type handler_;
+    bool raw_ = false;
+    std::atomic<bool> started_{false};
+    std::atomic<bool> stop_requested_{false};
+    std::vector<std::unique_ptr<worker>> workers_;
+};
+
+/// The plain-TCP server.
+using server = basic_server<asio::ip::tcp::socket>;
+
+} // namespace corows

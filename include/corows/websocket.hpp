@@ -1,0 +1,809 @@
+// corows::websocket<Stream>: the awaitable WebSocket connection, both roles, over any Asio
+// stream. It owns I/O only; every protocol rule lives in the sans-I/O core it drives.
+#pragma once
+
+#include <corows/detail/websocket_state.hpp>
+#include <corows/error.hpp>
+#include <corows/handshake.hpp>
+#include <corows/http.hpp>
+#include <corows/message.hpp>
+#include <corows/options.hpp>
+#include <corows/permessage_deflate.hpp>
+
+#include <asio/awaitable.hpp>
+#include <asio/buffer.hpp>
+#include <asio/co_spawn.hpp>
+#include <asio/detached.hpp>
+#include <asio/ip/tcp.hpp>
+#include <asio/redirect_error.hpp>
+#include <asio/this_coro.hpp>
+#include <asio/use_awaitable.hpp>
+#include <asio/write.hpp>
+
+#include <array>
+#include <memory>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+namespace corows {
+
+/// What a server adds to the 101 answer when it accepts.
+struct accept_decision {
+    /// The subprotocol to answer with (it must have been offered); nullopt: the first of
+    /// options::subprotocols that the client offered, if any.
+    std::optional<std::string> subprotocol;
+    /// Extra response fields, e.g. Set-Cookie.
+    std::vector<http_field> extra_fields;
+};
+
+/// What a client adds to its upgrade request.
+struct handshake_request {
+    std::string origin;                   ///< empty: no Origin field
+    std::vector<http_field> extra_fields; ///< e.g. Authorization, Cookie
+};
+
+/// A WebSocket connection over `Stream` (asio::ip::tcp::socket, asio::ssl::stream<...>, or
+/// anything with Asio's async_read_some/async_write_some and lowest_layer()).
+///
+/// At most one read_message() at a time; writes from several coroutines are serialised.
+/// All operations of one connection must run on one thread at a time (one io_context thread,
+/// or a strand as the stream's executor).
+template <class Stream>
+class websocket {
+    using state = detail::websocket_state<Stream>;
+    using clock = std::chrono::steady_clock;
+
+public:
+    using executor_type = typename Stream::executor_type;
+
+    /// Wraps a connected stream; the handshake is still to be done.
+    explicit websocket(Stream stream, const options& opts = {})
+        : s_(std::make_shared<state>(std::move(stream), opts)) {}
+
+    websocket(websocket&&) noexcept = default;
+    /// Closes this connection's transport (if open) and takes over `other`'s.
+    websocket& operator=(websocket&& other) noexcept {
+        if (this != &other) {
+            if (s_) s_->close_transport_now();
+            s_ = std::move(other.s_);
+        }
+        return *this;
+    }
+    /// Closes the transport at once if still open; background timers and writes end with it.
+    ~websocket() {
+        if (s_) s_->close_transport_now();
+    }
+
+    /// The wrapped stream.
+    Stream& next_layer() noexcept { return s_->stream; }
+    /// The stream's executor.
+    executor_type get_executor() { return s_->stream.get_executor(); }
+    /// The options given at construction.
+    const options& get_options() const noexcept { return s_->opts; }
+    /// True between a successful handshake and the closing of the transport.
+    bool is_open() const noexcept { return s_->open; }
+    /// Bytes accepted by write operations and not yet written to the stream (at most about
+    /// options::write_queue_limit plus one message: writers wait beyond it).
+    std::size_t queued_bytes() const noexcept { return s_->queued(); }
+    /// The negotiated subprotocol; empty if none.
+    std::string_view subprotocol() const noexcept { return s_->subprotocol; }
+    /// The negotiated permessage-deflate parameters, if compression is on.
+    const std::optional<deflate_params>& deflate() const noexcept { return s_->deflate; }
+    /// The peer's close code: 0 while open, 1005 if its close frame had none, 1006 if the
+    /// transport dropped without a close frame.
+    std::uint16_t close_code() const noexcept { return s_->peer_code; }
+    /// The peer's close reason.
+    std::string_view close_reason() const noexcept { return s_->peer_reason; }
+
+    /// Called with each ping's payload (the pong is sent automatically).
+    void on_ping(std::function<void(std::span<const std::uint8_t>)> f) { s_->on_ping = std::move(f); }
+    /// Called with each pong's payload.
+    void on_pong(std::function<void(std::span<const std::uint8_t>)> f) { s_->on_pong = std::move(f); }
+    /// Called when the peer's close frame arrives, with its code and reason.
+    void on_close(std::function<void(std::uint16_t, std::string_view)> f) { s_->on_close = std::move(f); }
+
+    // ---------------------------------------------------------------- server handshake
+
+    /// Server: reads the upgrade request and answers it (101, or 400/426/... and close).
+    asio::awaitable<void> accept() { throw_if(co_await do_accept(s_)); }
+    /// Server: as accept(), reporting failure in `ec` (the refusal has been sent).
+    asio::awaitable<void> accept(std::error_code& ec) { ec = co_await do_accept(s_); }
+
+    /// Server: reads one HTTP request head (for a custom server that routes, authenticates,
+    /// or serves plain HTTP on the same port). Bytes after the head stay buffered.
+    asio::awaitable<http_request> read_request() {
+        std::error_code ec;
+        http_request req = co_await read_request(ec);
+        throw_if(ec);
+        co_return req;
+    }
+    /// Server: as read_request(), reporting failure in `ec`.
+    asio::awaitable<http_request> read_request(std::error_code& ec) {
+        auto s = s_;
+        http_request_parser parser(s->opts.http);
+        arm_deadline(s, s->opts.handshake_timeout);
+        ec = co_await read_head(s, parser);
+        s->deadline.cancel();
+        co_return parser.release();
+    }
+
+    /// Server: validates a request the application read and accepts it, or refuses it with
+    /// the RFC's status and closes.
+    asio::awaitable<void> accept(const http_request& req, accept_decision d) {
+        return accept_or_throw(s_, req, std::make_shared<accept_decision>(std::move(d)));
+    }
+    /// Server: accept(req, {}).
+    asio::awaitable<void> accept(const http_request& req) { return accept(req, accept_decision{}); }
+    /// Server: as accept(req, d), reporting failure in `ec`.
+    asio::awaitable<void> accept(const http_request& req, const accept_decision& d,
+                                 std::error_code& ec) {
+        upgrade_request up;
+        ec = co_await accept_request(s_, req, d);
+    }
+    /// Server: accepts a request already validated with validate_upgrade_request().
+    asio::awaitable<void> accept(const upgrade_request& up, const accept_decision& d,
+                                 std::error_code& ec) {
+        ec = co_await accept_upgrade(s_, up, d);
+    }
+
+    /// Server: refuses the request with `status`, a plain-text `body`, and closes.
+    asio::awaitable<void> refuse(unsigned status, std::string_view body = {},
+                                 std::span<const http_field> extra_fields = {}) {
+        co_await write_and_close(s_, build_refusal_response(status, body, extra_fields));
+    }
+
+    // ---------------------------------------------------------------- client handshake
+
+    /// Client: sends the upgrade request for `target` on `host` (with ":port" unless the
+    /// default) and checks the answer, negotiating subprotocols and permessage-deflate.
+    asio::awaitable<void> handshake(std::string host, std::string target, handshake_request extra) {
+        return handshake_or_throw(s_, std::move(host), std::move(target),
+                                  std::make_shared<handshake_request>(std::move(extra)));
+    }
+    // Overloads rather than default arguments: GCC 12 destroys a class-type default argument
+    // of a call inside a co_await expression twice.
+    /// Client: handshake(host, target, {}).
+    asio::awaitable<void> handshake(std::string host, std::string target) {
+        return handshake(std::move(host), std::move(target), handshake_request{});
+    }
+    /// Client: handshake(host, "/", {}).
+    asio::awaitable<void> handshake(std::string host) {
+        return handshake(std::move(host), "/", handshake_request{});
+    }
+    /// Client: as handshake(), reporting failure in `ec`.
+    asio::awaitable<void> handshake(std::string host, std::string target, const handshake_request& extra,
+                                    std::error_code& ec) {
+        ec = co_await do_handshake(s_, host, target, extra);
+    }
+
+    // ---------------------------------------------------------------- reading
+
+    /// Reads the next message; nullopt once the connection closed (close_code() says how).
+    /// Throws std::system_error on protocol violations, timeouts and I/O errors. If cancelled
+    /// (e.g. `read_message() || timer`), it throws operation_aborted and the part of a
+    /// message already received is kept for the next read_message().
+    asio::awaitable<std::optional<message>> read_message() {
+        // Assemble in the connection, not in this frame: a cancelled read must not take the
+        // fragments it consumed down with it.
+        auto s = s_;
+        std::error_code ec = co_await do_read(s, s->assembly);
+        if (ec == error::closed) co_return std::nullopt;
+        throw_if(ec);
+        message m = std::move(s->assembly);
+        m.own();
+        co_return std::optional<message>(std::move(m));
+    }
+    /// Reads the next message into `m`, reusing its storage; false once the connection
+    /// closed. An unfragmented uncompressed payload is borrowed from the receive buffer
+    /// (valid until the next read). Throws like read_message(). A cancelled read leaves the
+    /// part of a message already received in `m`: pass the same `m` to the next read.
+    asio::awaitable<bool> read_message(message& m) {
+        std::error_code ec = co_await do_read(s_, m);
+        if (ec == error::closed) co_return false;
+        throw_if(ec);
+        co_return true;
+    }
+    /// Reads the next message into `m`; error::closed once the connection closed.
+    asio::awaitable<void> read_message(message& m, std::error_code& ec) { ec = co_await do_read(s_, m); }
+
+    // ---------------------------------------------------------------- writing
+
+    /// Queues a message; completes once it is queued (or, if the queue is over its limit,
+    /// once there is room). Compressed when permessage-deflate is on, `compress` is set and
+    /// the message reaches the threshold.
+    asio::awaitable<void> write_message(std::span<const std::uint8_t> payload, message_kind kind,
+                                        bool compress = true) {
+        throw_if(co_await do_write(s_, payload, kind, compress));
+    }
+    /// As write_message(payload, kind, compress), reporting failure in `ec`.
+    asio::awaitable<void> write_message(std::span<const std::uint8_t> payload, message_kind kind,
+                                        bool compress, std::error_code& ec) {
+        ec = co_await do_write(s_, payload, kind, compress);
+    }
+    /// Writes `m` with its own kind (an echo).
+    asio::awaitable<void> write_message(const message& m) {
+        throw_if(co_await do_write(s_, m.data(), m.kind(), true));
+    }
+    /// Writes `m` with its own kind, reporting failure in `ec`.
+    asio::awaitable<void> write_message(const message& m, std::error_code& ec) {
+        ec = co_await do_write(s_, m.data(), m.kind(), true);
+    }
+    /// Writes a text message (`text` must be UTF-8).
+    asio::awaitable<void> write_text(std::string_view text) {
+        throw_if(co_await do_write(s_, as_bytes(text), message_kind::text, true));
+    }
+    /// Writes a binary message.
+    asio::awaitable<void> write_binary(std::span<const std::uint8_t> data) {
+        throw_if(co_await do_write(s_, data, message_kind::binary, true));
+    }
+
+    /// Sends a ping with up to 125 bytes of payload.
+    asio::awaitable<void> ping(std::span<const std::uint8_t> payload = {}) {
+        throw_if(co_await do_control(s_, opcode::ping, payload));
+    }
+    /// Sends an unsolicited pong with up to 125 bytes of payload.
+    asio::awaitable<void> pong(std::span<const std::uint8_t> payload = {}) {
+        throw_if(co_await do_control(s_, opcode::pong, payload));
+    }
+    /// As ping(payload), reporting failure in `ec`.
+    asio::awaitable<void> ping(std::span<const std::uint8_t> payload, std::error_code& ec) {
+        ec = co_await do_control(s_, opcode::ping, payload);
+    }
+
+    /// Completes when everything queued so far has been written to the stream.
+    asio::awaitable<void> flush() { throw_if(co_await flush_queue(s_)); }
+    /// As flush(), reporting failure in `ec`.
+    asio::awaitable<void> flush(std::error_code& ec) { ec = co_await flush_queue(s_); }
+
+    // ---------------------------------------------------------------- closing
+
+    /// Starts the close handshake (RFC 6455 §7): sends close once, waits for the peer's close
+    /// (or the close timeout), then closes the transport. `reason` is cut to 123 bytes.
+    asio::awaitable<void> close(std::uint16_t code = 1000, std::string_view reason = {}) {
+        throw_if(co_await do_close(s_, code, reason));
+    }
+    /// As close(code, reason), reporting failure in `ec`.
+    asio::awaitable<void> close(std::uint16_t code, std::string_view reason, std::error_code& ec) {
+        ec = co_await do_close(s_, code, reason);
+    }
+    /// Closes the transport at once, without a close handshake.
+    void abort() noexcept { s_->close_transport_now(); }
+
+private:
+    static void throw_if(std::error_code ec) {
+        if (ec) throw std::system_error(ec);
+    }
+
+    static asio::awaitable<void> handshake_or_throw(std::shared_ptr<state> s, std::string host,
+                                                    std::string target,
+                                                    std::shared_ptr<handshake_request> extra) {
+        throw_if(co_await do_handshake(s, host, target, *extra));
+    }
+
+    static asio::awaitable<std::error_code> accept_request(std::shared_ptr<state> s, const http_request& req,
+                                                           const accept_decision& d) {
+        upgrade_request up;
+        if (auto ec = validate_upgrade_request(req, up)) {
+            co_await write_and_close(s, build_refusal_response(ec));
+            co_return ec;
+        }
+        co_return co_await accept_upgrade(s, up, d);
+    }
+
+    static asio::awaitable<void> accept_or_throw(std::shared_ptr<state> s, const http_request& req,
+                                                 std::shared_ptr<accept_decision> d) {
+        throw_if(co_await accept_request(s, req, *d));
+    }
+
+    // Closes the transport when `d` expires, unless the deadline is cancelled or re-armed.
+    static void arm_deadline(const std::shared_ptr<state>& s, std::chrono::milliseconds d) {
+        if (d.count() <= 0) return;
+        s->deadline.expires_after(d);
+        s->deadline.async_wait([w = std::weak_ptr<state>(s)](std::error_code ec) {
+            if (ec) return;
+            if (auto s = w.lock()) {
+                s->timed_out = true;
+                s->close_transport_now();
+            }
+        });
+    }
+
+    // Waits for notify(); returns operation_aborted only if this operation was cancelled.
+    static asio::awaitable<std::error_code> wait(const std::shared_ptr<state>& s) {
+        std::error_code ec;
+        co_await s->signal.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        auto cs = co_await asio::this_coro::cancellation_state;
+        if (cs.cancelled() != asio::cancellation_type::none) co_return asio::error::operation_aborted;
+        co_return std::error_code{};
+    }
+
+    // ---------------------------------------------------------------- reading internals
+
+    static asio::awaitable<std::error_code> read_some(const std::shared_ptr<state>& s) {
+        // Move the undecoded tail to the front, once per socket read.
+        if (s->rpos == s->rbuf.size()) {
+            s->rbuf.clear();
+            if (s->rbuf.capacity() > 2 * state::max_read_size) s->rbuf.shrink_to(0);
+        } else if (s->rpos > 0) {
+            s->rbuf.consume(s->rpos);
+        }
+        s->rpos = 0;
+        // Start small (idle connections stay cheap) and double while reads fill the space,
+        // so a large message costs few syscalls.
+        auto space = s->rbuf.prepare(s->read_size);
+        std::error_code ec;
+        std::size_t n = co_await s->stream.async_read_some(asio::buffer(space.data(), space.size()),
+                                                           asio::redirect_error(asio::use_awaitable, ec));
+        if (n == space.size() && s->read_size < state::max_read_size) s->read_size *= 2;
+        s->rbuf.commit(n);
+        if (n) s->last_rx = clock::now();
+        co_return ec;
+    }
+
+    template <class Parser>
+    static asio::awaitable<std::error_code> read_head(std::shared_ptr<state> s, Parser& parser) {
+        for (;;) {
+            if (s->rpos < s->rbuf.size()) {
+                auto r = parser.feed(s->rbuf.data().subspan(s->rpos));
+                s->rpos += r.consumed;
+                if (r.status == http_parse_status::complete) co_return std::error_code{};
+                if (r.status == http_parse_status::failed) co_return r.error;
+            }
+            std::error_code ec = co_await read_some(s);
+            if (ec) co_return s->timed_out ? make_error_code(error::timeout) : ec;
+        }
+    }
+
+    // A failed transport read: a timeout, a cancellation, or the peer gone.
+    static std::error_code transport_error(const std::shared_ptr<state>& s, std::error_code ec) {
+        if (s->timed_out) {
+            if (!s->close_received) s->peer_code = static_cast<std::uint16_t>(close_code::abnormal);
+            s->close_transport_now();
+            return error::timeout;
+        }
+        // A cancelled read leaves the connection as it was: nothing decoded is lost.
+        if (ec == asio::error::operation_aborted && !s->transport_closed) return ec;
+        if (!s->close_received) s->peer_code = static_cast<std::uint16_t>(close_code::abnormal);
+        s->close_transport_now();
+        return error::closed;
+    }
+
+    static asio::awaitable<std::error_code> do_read(std::shared_ptr<state> s, message& m) {
+        if (!s->open) co_return s->timed_out ? error::timeout : error::closed;
+        if (s->reading) co_return error::operation_in_progress;
+        s->reading = true;
+        struct reading_guard {
+            state* s;
+            ~reading_guard() { s->reading = false; s->notify(); }
+        } guard{s.get()};
+        for (;;) {
+            if (s->rpos < s->rbuf.size()) {
+                read_result r = s->reader.read(s->rbuf.data(), s->rpos, m);
+                switch (r.event) {
+                case read_event::message: co_return std::error_code{};
+                case read_event::ping:
+                    if (s->on_ping) s->on_ping(r.payload);
+                    if (!s->close_sent) {
+                        s->writer.append_control(s->pending, opcode::pong, r.payload);
+                        kick(s);
+                    }
+                    continue;
+                case read_event::pong:
+                    if (s->on_pong) s->on_pong(r.payload);
+                    continue;
+                case read_event::close: co_return co_await peer_closed(s, r);
+                case read_event::failed: co_return co_await fail(s, r.ec);
+                case read_event::need_more: break;
+                }
+            }
+            std::error_code ec = co_await read_some(s);
+            if (ec) co_return transport_error(s, ec);
+        }
+    }
+
+    static asio::awaitable<std::error_code> peer_closed(std::shared_ptr<state> s, const read_result& r) {
+        s->peer_code = r.code;
+        s->peer_reason.assign(r.reason);
+        s->close_received = true;
+        if (s->on_close) s->on_close(r.code, s->peer_reason);
+        if (!s->close_sent) {
+            // Echo the peer's code (RFC 6455 §5.5.1); a close without a code gets none.
+            s->close_sent = true;
+            bool has_code = r.code != static_cast<std::uint16_t>(close_code::no_status);
+            s->writer.append_close(s->pending, has_code ? r.code : 0, {});
+            kick(s);
+            arm_deadline(s, s->opts.close_timeout);
+        }
+        co_await flush_queue(s);
+        co_await finish_close(s);
+        co_return error::closed;
+    }
+
+    // After both close frames: the server closes TCP first (RFC 6455 §7.1.1); the client
+    // waits for that, within the close timeout.
+    static asio::awaitable<void> finish_close(std::shared_ptr<state> s) {
+        if (s->local == role::client && !s->transport_closed) {
+            arm_deadline(s, s->opts.close_timeout);
+            while (!s->transport_closed) {
+                std::error_code ec = co_await read_some(s);
+                if (ec) break;
+                s->rpos = s->rbuf.size();
+            }
+        }
+        s->timed_out = false;
+        s->close_transport_now();
+    }
+
+    // _Fail the WebSocket Connection_ (RFC 6455 §7.1.7): close frame with the code for `ec`.
+    static asio::awaitable<std::error_code> fail(std::shared_ptr<state> s, std::error_code ec) {
+        if (!s->close_sent && !s->transport_closed) {
+            s->close_sent = true;
+            s->writer.append_close(s->pending, static_cast<std::uint16_t>(close_code_for(ec)), ec.message());
+            kick(s);
+            arm_deadline(s, s->opts.close_timeout);
+            co_await flush_queue(s);
+        }
+        s->close_transport_now();
+        co_return ec;
+    }
+
+    // ---------------------------------------------------------------- writing internals
+
+    // Starts the background writer if frames wait and no write is running. co_spawn posts,
+    // so everything queued before this coroutine next suspends goes out in one write.
+    static void kick(const std::shared_ptr<state>& s) {
+        if (s->writing || s->pending.empty() || s->transport_closed) return;
+        s->writing = true;
+        asio::co_spawn(s->stream.get_executor(), pump(s), asio::detached);
+    }
+
+    static asio::awaitable<void> pump(std::shared_ptr<state> s) {
+        std::error_code ec;
+        while (!s->pending.empty() && !s->transport_closed) {
+            std::swap(s->pending, s->inflight);
+            co_await asio::async_write(s->stream, asio::buffer(s->inflight.data().data(), s->inflight.size()),
+                                       asio::redirect_error(asio::use_awaitable, ec));
+            s->inflight.clear();
+            if (ec) {
+                if (!s->write_error) s->write_error = closed_by_us(s, ec);
+                s->pending.clear();
+                break;
+            }
+            s->notify();
+        }
+        if (s->transport_closed && !s->write_error) s->write_error = error::closed;
+        s->writing = false;
+        s->notify();
+    }
+
+    // A socket write fails with operation_aborted when we closed the transport under it (a
+    // timeout, a failed read): report why the connection closed instead.
+    static std::error_code closed_by_us(const std::shared_ptr<state>& s, std::error_code ec) {
+        if (!s->transport_closed) return ec;
+        return s->timed_out ? make_error_code(error::timeout) : make_error_code(error::closed);
+    }
+
+    static asio::awaitable<std::error_code> flush_queue(std::shared_ptr<state> s) {
+        while ((s->writing || !s->pending.empty()) && !s->write_error && !s->transport_closed) {
+            kick(s);
+            std::error_code waited = co_await wait(s);
+            if (waited) co_return waited;
+        }
+        if (s->write_error) co_return s->write_error;
+        if (s->transport_closed && s->queued() > 0) co_return error::closed;
+        co_return std::error_code{};
+    }
+
+    static std::error_code write_status(const std::shared_ptr<state>& s) {
+        if (s->write_error) return s->write_error;
+        if (!s->open || s->close_sent) return s->timed_out ? error::timeout : error::closed;
+        return {};
+    }
+
+    static asio::awaitable<std::error_code> do_write(std::shared_ptr<state> s,
+                                                     std::span<const std::uint8_t> payload,
+                                                     message_kind kind, bool compress) {
+        if (auto ec = write_status(s)) co_return ec;
+        bool deflate = s->writer.would_compress(payload.size(), compress);
+        if (!deflate && s->local == role::server && payload.size() >= s->opts.direct_write_threshold)
+            co_return co_await write_direct(s, payload, kind);
+        // Backpressure: wait for room before queueing, so a cancelled wait queued nothing.
+        // Also wait out a direct write: it sends the queue between its fragments, where only
+        // control frames may go.
+        while (s->writing_direct || s->queued() >= s->opts.write_queue_limit) {
+            kick(s);
+            std::error_code waited = co_await wait(s);
+            if (waited) co_return waited;
+            if (auto ec = write_status(s)) co_return ec;
+        }
+        if (auto ec = s->writer.append_message(s->pending, kind, payload, compress)) {
+            co_return co_await fail(s, ec);
+        }
+        kick(s);
+        co_return std::error_code{};
+    }
+
+    // A large server message goes out from the caller's memory: header and payload in one
+    // gather write, with any queued control frames sent between its fragments (data frames
+    // wait in do_write, and a close frame waits for the last fragment).
+    static asio::awaitable<std::error_code> write_direct(std::shared_ptr<state> s,
+                                                         std::span<const std::uint8_t> payload,
+                                                         message_kind kind) {
+        while (s->writing || !s->pending.empty()) {
+            kick(s);
+            std::error_code waited = co_await wait(s);
+            if (waited) co_return waited;
+            if (auto ec = write_status(s)) co_return ec;
+        }
+        s->writing = true;
+        s->writing_direct = true;
+        std::size_t fs = s->writer.frame_size() ? s->writer.frame_size() : payload.size();
+        opcode op = kind == message_kind::text ? opcode::text : opcode::binary;
+        std::error_code ec;
+        do {
+            auto part = payload.first(std::min(fs, payload.size()));
+            payload = payload.subspan(part.size());
+            std::array<std::uint8_t, max_frame_header_size> head;
+            mask_key key;
+            std::size_t n = s->writer.frame_header_for(head, op, payload.empty(), false, part.size(), key);
+            std::array<asio::const_buffer, 2> bufs{asio::buffer(head.data(), n),
+                                                   asio::buffer(part.data(), part.size())};
+            co_await asio::async_write(s->stream, bufs, asio::redirect_error(asio::use_awaitable, ec));
+            op = opcode::continuation;
+            if (!ec && !payload.empty() && !s->pending.empty() && !s->close_sent) {
+                std::swap(s->pending, s->inflight);
+                co_await asio::async_write(s->stream, asio::buffer(s->inflight.data().data(), s->inflight.size()),
+                                           asio::redirect_error(asio::use_awaitable, ec));
+                s->inflight.clear();
+            }
+        } while (!ec && !payload.empty());
+        s->writing = false;
+        s->writing_direct = false;
+        if (ec) {
+            // A frame may be half written: the stream cannot carry another one.
+            ec = closed_by_us(s, ec);
+            if (!s->write_error) s->write_error = ec;
+            s->close_transport_now();
+        }
+        kick(s);
+        s->notify();
+        co_return ec;
+    }
+
+    static asio::awaitable<std::error_code> do_control(std::shared_ptr<state> s, opcode op,
+                                                       std::span<const std::uint8_t> payload) {
+        if (auto ec = write_status(s)) co_return ec;
+        s->writer.append_control(s->pending, op, payload);
+        if (op == opcode::ping) s->last_ping = clock::now();
+        kick(s);
+        co_return std::error_code{};
+    }
+
+    // ---------------------------------------------------------------- closing internals
+
+    static asio::awaitable<std::error_code> do_close(std::shared_ptr<state> s, std::uint16_t code,
+                                                     std::string_view reason) {
+        if (code != 0 && !is_sendable_close_code(code)) co_return error::bad_close_code;
+        if (!s->open) co_return s->close_sent ? std::error_code{} : make_error_code(error::closed);
+        if (s->close_sent) {
+            // Someone else is closing: wait for the transport to go.
+            while (!s->transport_closed) {
+                std::error_code waited = co_await wait(s);
+                if (waited) co_return waited;
+            }
+            co_return std::error_code{};
+        }
+        s->close_sent = true;
+        s->writer.append_close(s->pending, code, reason);
+        kick(s);
+        arm_deadline(s, s->opts.close_timeout);
+        co_await flush_queue(s);
+        if (s->close_received) {
+            s->close_transport_now();
+        } else if (s->reading) {
+            // The pending read_message() sees the peer's close and finishes the handshake.
+            while (!s->transport_closed) {
+                std::error_code waited = co_await wait(s);
+                if (waited) co_return waited;
+            }
+        } else {
+            message scratch;
+            for (;;) {
+                std::error_code ec = co_await do_read(s, scratch);
+                if (ec) break;
+            }
+        }
+        // The close timeout cut the handshake short: the peer's close never came.
+        if (!s->close_received) s->peer_code = static_cast<std::uint16_t>(close_code::abnormal);
+        s->close_transport_now();
+        s->timed_out = false;
+        co_return std::error_code{};
+    }
+
+    // ---------------------------------------------------------------- handshake internals
+
+    static asio::awaitable<void> write_and_close(std::shared_ptr<state> s, std::string text) {
+        std::error_code ec;
+        arm_deadline(s, s->opts.handshake_timeout);
+        co_await asio::async_write(s->stream, asio::buffer(text), asio::redirect_error(asio::use_awaitable, ec));
+        s->close_transport_now();
+    }
+
+    static asio::awaitable<std::error_code> do_accept(std::shared_ptr<state> s) {
+        http_request_parser parser(s->opts.http);
+        arm_deadline(s, s->opts.handshake_timeout);
+        std::error_code ec = co_await read_head(s, parser);
+        if (ec) {
+            if (parser.status() == http_parse_status::failed) {
+                co_await write_and_close(s, build_refusal_response(ec));
+            }
+            s->close_transport_now();
+            co_return ec;
+        }
+        upgrade_request up;
+        if ((ec = validate_upgrade_request(parser.get(), up))) {
+            co_await write_and_close(s, build_refusal_response(ec));
+            co_return ec;
+        }
+        co_return co_await accept_upgrade(s, up, accept_decision{});
+    }
+
+    static std::string choose_subprotocol(const options& o, const upgrade_request& up) {
+        for (const auto& mine : o.subprotocols)
+            for (const auto& offered : up.subprotocols)
+                if (mine == offered) return mine;
+        return {};
+    }
+
+    static asio::awaitable<std::error_code> accept_upgrade(std::shared_ptr<state> s, const upgrade_request& up,
+                                                           const accept_decision& d) {
+        std::string sub = d.subprotocol ? *d.subprotocol : choose_subprotocol(s->opts, up);
+        std::string ext;
+        std::optional<deflate_params> params;
+        if (s->opts.deflate.enabled) params = negotiate_deflate(up.extensions, s->opts.deflate, ext);
+        std::string response;
+        try {
+            response = build_accept_response(up, accept_options{sub, ext, d.extra_fields});
+        } catch (const std::invalid_argument&) {
+            response.clear();
+        }
+        if (response.empty()) {
+            // The application chose a subprotocol that was not offered, or a malformed field.
+            co_await write_and_close(s, build_refusal_response(500, "bad accept decision"));
+            co_return error::handshake_failed;
+        }
+        arm_deadline(s, s->opts.handshake_timeout);
+        std::error_code ec;
+        co_await asio::async_write(s->stream, asio::buffer(response), asio::redirect_error(asio::use_awaitable, ec));
+        s->deadline.cancel();
+        if (ec) {
+            s->close_transport_now();
+            co_return s->timed_out ? make_error_code(error::timeout) : ec;
+        }
+        s->subprotocol = std::move(sub);
+        start(s, role::server, params);
+        co_return std::error_code{};
+    }
+
+    static asio::awaitable<std::error_code> do_handshake(std::shared_ptr<state> s, const std::string& host,
+                                                         const std::string& target,
+                                                         const handshake_request& extra) {
+        std::string key = generate_key();
+        std::string offer = s->opts.deflate.enabled ? deflate_offer(s->opts.deflate) : std::string{};
+        upgrade_offer o;
+        o.host = host;
+        o.target = target;
+        o.key = key;
+        o.subprotocols = s->opts.subprotocols;
+        o.extensions = offer;
+        o.origin = extra.origin;
+        o.extra_fields = extra.extra_fields;
+        std::string request;
+        try {
+            request = build_upgrade_request(o);
+        } catch (const std::invalid_argument&) {
+            co_return error::handshake_failed;
+        }
+        arm_deadline(s, s->opts.handshake_timeout);
+        std::error_code ec;
+        co_await asio::async_write(s->stream, asio::buffer(request), asio::redirect_error(asio::use_awaitable, ec));
+        http_response_parser parser(s->opts.http);
+        if (!ec) {
+            ec = co_await read_head(s, parser);
+        }
+        upgrade_response ur;
+        if (!ec) ec = validate_upgrade_response(parser.get(), o, ur);
+        std::optional<deflate_params> params;
+        if (!ec && !ur.extensions.empty()) {
+            if (!s->opts.deflate.enabled) ec = error::bad_extension;
+            else ec = accept_deflate_response(ur.extensions, s->opts.deflate, params);
+        }
+        s->deadline.cancel();
+        if (ec) {
+            s->close_transport_now();
+            co_return s->timed_out ? make_error_code(error::timeout) : ec;
+        }
+        s->subprotocol = ur.subprotocol;
+        start(s, role::client, params);
+        co_return std::error_code{};
+    }
+
+    // The handshake is done: set up the codec for `r` and the negotiated compression.
+    static void start(const std::shared_ptr<state>& s, role r, const std::optional<deflate_params>& params) {
+        s->local = r;
+        s->deflate = params;
+        s->reader = message_reader(reader_config{r, s->opts.max_message_size});
+        s->writer = message_writer(writer_config{r, s->opts.frame_size});
+        if (params) {
+            deflate_direction in = receiving_direction(*params, r);
+            deflate_direction out = sending_direction(*params, r);
+            s->reader.enable_deflate(in.window_bits, in.no_context_takeover);
+            writer_deflate wd;
+            wd.window_bits = out.window_bits;
+            wd.no_context_takeover = out.no_context_takeover;
+            wd.level = s->opts.deflate.level;
+            wd.mem_level = s->opts.deflate.mem_level;
+            wd.threshold = s->opts.deflate.threshold;
+            s->writer.enable_deflate(wd);
+        }
+        if (s->opts.tcp_nodelay) {
+            auto& sock = s->stream.lowest_layer();
+            if constexpr (requires { sock.set_option(asio::ip::tcp::no_delay(true)); }) {
+                std::error_code ignored;
+                sock.set_option(asio::ip::tcp::no_delay(true), ignored);
+            }
+        }
+        s->open = true;
+        s->last_rx = clock::now();
+        if (s->opts.idle_timeout.count() > 0 || s->opts.ping_interval.count() > 0)
+            asio::co_spawn(s->stream.get_executor(), watch(std::weak_ptr<state>(s)), asio::detached);
+    }
+
+    // Idle timeout and keepalive pings: any byte received counts as life. Holds the state
+    // only between waits, so a websocket destroyed while open still frees (and closes) its
+    // stream instead of being kept alive, pinging, by this loop.
+    static asio::awaitable<void> watch(std::weak_ptr<state> w) {
+        using std::chrono::milliseconds;
+        auto first = w.lock();
+        if (!first) co_return;
+        auto idle = first->opts.idle_timeout;
+        auto ping = first->opts.ping_interval;
+        first.reset();
+        milliseconds tick = idle.count() > 0 && (ping.count() <= 0 || idle < ping) ? idle : ping;
+        tick = std::max(milliseconds(10), tick / 4);
+        for (;;) {
+            asio::steady_timer* timer = nullptr;
+            if (auto s = w.lock(); s && s->open) {
+                s->watchdog.expires_after(tick);
+                timer = &s->watchdog;
+            } else {
+                break;
+            }
+            std::error_code ec;
+            co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ec));
+            auto s = w.lock();
+            if (!s || !s->open) break;
+            auto now = clock::now();
+            auto quiet = now - s->last_rx;
+            if (idle.count() > 0 && quiet >= idle) {
+                s->timed_out = true;
+                s->close_transport_now();
+                break;
+            }
+            if (ping.count() > 0 && quiet >= ping && now - s->last_ping >= ping && !s->close_sent) {
+                s->writer.append_control(s->pending, opcode::ping, {});
+                s->last_ping = now;
+                kick(s);
+            }
+        }
+    }
+
+    std::shared_ptr<state> s_;
+};
+
+} // namespace corows

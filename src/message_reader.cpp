@@ -1,0 +1,177 @@
+#include <corows/mask.hpp>
+#include <corows/message_reader.hpp>
+
+#include <algorithm>
+
+namespace corows {
+namespace {
+
+read_result message_event() noexcept {
+    read_result r;
+    r.event = read_event::message;
+    return r;
+}
+
+read_result failure(std::error_code ec) noexcept {
+    read_result r;
+    r.event = read_event::failed;
+    r.ec = ec;
+    return r;
+}
+
+} // namespace
+
+message_reader::message_reader(const reader_config& cfg) noexcept
+    : max_message_size_(cfg.max_message_size) {
+    rules_.receiver = cfg.local;
+    // A frame can never be longer than the message it belongs to; compressed frames may be
+    // a little longer than their inflated size (stored blocks), hence the slack.
+    rules_.max_frame_size = cfg.max_message_size + cfg.max_message_size / 64 + 1024;
+}
+
+void message_reader::enable_deflate(int window_bits, bool no_context_takeover) noexcept {
+    rules_.allow_rsv1 = true;
+    inflate_window_bits_ = window_bits;
+    inflate_no_context_takeover_ = no_context_takeover;
+}
+
+read_result message_reader::read(std::span<std::uint8_t> buffer, std::size_t& pos, message& out) {
+    for (;;) {
+        if (in_frame_) {
+            auto avail = static_cast<std::size_t>(std::min<std::uint64_t>(remaining_, buffer.size() - pos));
+            if (avail == 0 && remaining_ > 0) return {};
+            auto chunk = buffer.subspan(pos, avail);
+            if (frame_.masked) {
+                apply_mask(chunk, frame_.key, mask_offset_);
+                mask_offset_ += avail;
+            }
+            pos += avail;
+            remaining_ -= avail;
+            if (auto ec = consume_payload(chunk, out)) return failure(ec);
+            if (remaining_ > 0) return {};
+            in_frame_ = false;
+            if (frame_.fin) {
+                if (auto ec = finish_message(out)) return failure(ec);
+                return message_event();
+            }
+            continue;
+        }
+
+        decoded_frame f = decode_frame(buffer, pos, rules_);
+        const frame_header& h = f.header;
+        switch (f.status) {
+        case decode_status::need_more: return {};
+        case decode_status::failed: return failure(f.err);
+        case decode_status::partial:
+            // Control payloads are at most 125 bytes: wait for the whole frame.
+            if (is_control(h.op)) return {};
+            break;
+        case decode_status::complete: {
+            auto payload = buffer.subspan(f.payload_pos, static_cast<std::size_t>(h.payload_length));
+            if (is_control(h.op)) {
+                if (h.masked) apply_mask(payload, h.key);
+                pos = f.next_pos;
+                return control_event(h, payload);
+            }
+            // A whole unfragmented, uncompressed message: deliver it where it lies.
+            if (h.fin && h.op != opcode::continuation && !h.rsv1 && !in_message_) {
+                if (h.payload_length > max_message_size_) return failure(error::message_too_big);
+                if (h.masked) apply_mask(payload, h.key);
+                bool text = h.op == opcode::text;
+                if (text && !is_valid_utf8(payload)) return failure(error::invalid_utf8);
+                pos = f.next_pos;
+                out.set_borrowed(text ? message_kind::text : message_kind::binary, payload);
+                return message_event();
+            }
+            break;
+        }
+        }
+        if (auto ec = begin_data_frame(h, out)) return failure(ec);
+        pos = f.payload_pos;
+        if (remaining_ == 0) {
+            in_frame_ = false;
+            if (frame_.fin) {
+                if (auto ec = finish_message(out)) return failure(ec);
+                return message_event();
+            }
+        }
+    }
+}
+
+std::error_code message_reader::begin_data_frame(const frame_header& h, message& out) {
+    if (h.op == opcode::continuation) {
+        if (!in_message_) return error::bad_continuation;
+        // RFC 7692 §6.1: only the first frame of a message carries RSV1.
+        if (h.rsv1) return error::bad_compressed_frame;
+    } else {
+        if (in_message_) return error::expected_continuation;
+        in_message_ = true;
+        kind_ = h.op == opcode::text ? message_kind::text : message_kind::binary;
+        compressed_ = h.rsv1;
+        message_size_ = 0;
+        out.storage().clear();
+        utf8_.reset();
+        if (compressed_ && !inflater_) inflater_.emplace(inflate_window_bits_, inflate_no_context_takeover_);
+    }
+    message_size_ += h.payload_length;
+    if (message_size_ > (compressed_ ? rules_.max_frame_size : max_message_size_))
+        return error::message_too_big;
+    frame_ = h;
+    remaining_ = h.payload_length;
+    mask_offset_ = 0;
+    in_frame_ = true;
+    return {};
+}
+
+std::error_code message_reader::consume_payload(std::span<std::uint8_t> chunk, message& out) {
+    byte_buffer& storage = out.storage();
+    if (compressed_) {
+        std::size_t before = storage.size();
+        if (auto ec = inflater_->write(chunk, storage, max_message_size_)) return ec;
+        if (kind_ == message_kind::text && !utf8_.write(storage.data().subspan(before)))
+            return error::invalid_utf8;
+        return {};
+    }
+    if (kind_ == message_kind::text && !utf8_.write(chunk)) return error::invalid_utf8;
+    storage.append(chunk);
+    return {};
+}
+
+std::error_code message_reader::finish_message(message& out) {
+    byte_buffer& storage = out.storage();
+    if (compressed_) {
+        std::size_t before = storage.size();
+        if (auto ec = inflater_->finish(storage, max_message_size_)) return ec;
+        if (kind_ == message_kind::text && !utf8_.write(storage.data().subspan(before)))
+            return error::invalid_utf8;
+    }
+    if (kind_ == message_kind::text && !utf8_.finish()) return error::invalid_utf8;
+    in_message_ = false;
+    out.set_owned(kind_, compressed_);
+    return {};
+}
+
+read_result message_reader::control_event(const frame_header& h, std::span<std::uint8_t> payload) {
+    if (h.rsv1) return failure(error::bad_compressed_frame);
+    read_result r;
+    r.payload = payload;
+    switch (h.op) {
+    case opcode::ping: r.event = read_event::ping; return r;
+    case opcode::pong: r.event = read_event::pong; return r;
+    default: break;
+    }
+    r.event = read_event::close;
+    if (payload.empty()) {
+        r.code = static_cast<std::uint16_t>(close_code::no_status);
+        return r;
+    }
+    if (payload.size() == 1) return failure(error::bad_close_payload);
+    r.code = static_cast<std::uint16_t>(payload[0] << 8 | payload[1]);
+    if (!is_sendable_close_code(r.code)) return failure(error::bad_close_code);
+    auto reason = payload.subspan(2);
+    if (!is_valid_utf8(reason)) return failure(error::invalid_utf8);
+    r.reason = {reinterpret_cast<const char*>(reason.data()), reason.size()};
+    return r;
+}
+
+} // namespace corows

@@ -1,0 +1,233 @@
+#include <corows/url.hpp>
+
+#include <cstddef>
+#include <string>
+#include <system_error>
+
+namespace corows {
+namespace {
+
+class url_category final : public std::error_category {
+public:
+    const char* name() const noexcept override { return "corows.url"; }
+
+    std::string message(int ev) const override {
+        switch (static_cast<url_error>(ev)) {
+        case url_error::bad_scheme: return "WebSocket URL scheme is not ws:// or wss://";
+        case url_error::bad_host: return "WebSocket URL has no valid host";
+        case url_error::bad_port: return "WebSocket URL port is not a number in 1-65535";
+        case url_error::userinfo: return "WebSocket URL may not contain user information";
+        case url_error::fragment: return "WebSocket URL may not contain a fragment";
+        case url_error::bad_target: return "WebSocket URL path or query contains a control character";
+        }
+        return "unknown URL error";
+    }
+};
+
+constexpr bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
+constexpr bool is_alpha(char c) noexcept { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+constexpr bool is_hex(char c) noexcept {
+    return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+constexpr char lower(char c) noexcept { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+bool iequals(std::string_view a, std::string_view b) noexcept {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        if (lower(a[i]) != lower(b[i])) return false;
+    return true;
+}
+
+// RFC 3986 IPv4address: four decimal octets, no leading zeros (they would read as octal to
+// some resolvers, so the same text could name two hosts).
+bool is_ipv4(std::string_view s) noexcept {
+    int parts = 0;
+    std::size_t i = 0;
+    while (true) {
+        std::size_t start = i;
+        unsigned value = 0;
+        while (i < s.size() && is_digit(s[i]) && i - start < 3) value = value * 10 + unsigned(s[i++] - '0');
+        std::size_t len = i - start;
+        if (len == 0 || value > 255 || (len > 1 && s[start] == '0')) return false;
+        ++parts;
+        if (i == s.size()) return parts == 4;
+        if (s[i] != '.' || parts == 4) return false;
+        ++i;
+    }
+}
+
+// RFC 3986 IPv6address: up to eight groups of 1-4 hex digits, at most one "::", optionally
+// ending in an IPv4 address that counts as two groups.
+bool is_ipv6(std::string_view s) noexcept {
+    if (s.empty()) return false;
+    int groups = 0;
+    bool compressed = false;
+    std::size_t i = 0;
+    if (s.starts_with("::")) {
+        compressed = true;
+        i = 2;
+        if (i == s.size()) return true;
+    } else if (s[0] == ':') {
+        return false;
+    }
+    while (i < s.size()) {
+        std::size_t start = i;
+        while (i < s.size() && is_hex(s[i]) && i - start < 5) ++i;
+        if (i < s.size() && s[i] == '.') {
+            // The embedded IPv4 address must be the last piece.
+            if (!is_ipv4(s.substr(start))) return false;
+            groups += 2;
+            i = s.size();
+            break;
+        }
+        std::size_t len = i - start;
+        if (len == 0 || len > 4) return false;
+        ++groups;
+        if (i == s.size()) break;
+        if (s[i] != ':') return false;
+        ++i;
+        if (i < s.size() && s[i] == ':') {
+            if (compressed) return false;
+            compressed = true;
+            ++i;
+        } else if (i == s.size()) {
+            return false; // a single trailing ':'
+        }
+    }
+    return compressed ? groups <= 7 : groups == 8;
+}
+
+// A DNS name (or anything getaddrinfo will look up): letters, digits, '-', '.', '_'.
+// Internationalised names must be given in their ASCII (punycode) form.
+bool is_reg_name(std::string_view s) noexcept {
+    if (s.empty() || s.size() > 253) return false;
+    for (char c : s)
+        if (!is_alpha(c) && !is_digit(c) && c != '-' && c != '.' && c != '_') return false;
+    return true;
+}
+
+// Bytes a request-target cannot carry as they are, but a browser would send percent-encoded.
+bool needs_encoding(unsigned char c) noexcept {
+    switch (c) {
+    case ' ': case '"': case '<': case '>': case '\\': case '^': case '`': case '{': case '|': case '}':
+        return true;
+    default:
+        return c >= 0x80;
+    }
+}
+
+url fail(std::error_code& ec, url_error e) {
+    ec = make_error_code(e);
+    return {};
+}
+
+} // namespace
+
+const std::error_category& url_error_category() noexcept {
+    static const url_category category;
+    return category;
+}
+
+std::error_code make_error_code(url_error e) noexcept {
+    return {static_cast<int>(e), url_error_category()};
+}
+
+bool url::host_is_ip() const noexcept {
+    return is_ipv4(host) || is_ipv6(host);
+}
+
+std::string url::host_field() const {
+    std::string out;
+    bool v6 = host.find(':') != std::string::npos;
+    if (v6) out += '[';
+    out += host;
+    if (v6) out += ']';
+    if (port != default_port()) {
+        out += ':';
+        out += std::to_string(port);
+    }
+    return out;
+}
+
+std::string url::to_string() const {
+    std::string out(scheme());
+    out += "://";
+    out += host_field();
+    out += target;
+    return out;
+}
+
+url parse_url(std::string_view text, std::error_code& ec) {
+    ec.clear();
+    url u;
+    std::size_t sep = text.find("://");
+    if (sep == std::string_view::npos) return fail(ec, url_error::bad_scheme);
+    std::string_view scheme = text.substr(0, sep);
+    if (iequals(scheme, "ws")) u.secure = false;
+    else if (iequals(scheme, "wss")) u.secure = true;
+    else return fail(ec, url_error::bad_scheme);
+    std::string_view rest = text.substr(sep + 3);
+    if (rest.find('#') != std::string_view::npos) return fail(ec, url_error::fragment);
+
+    std::size_t auth_end = rest.find_first_of("/?");
+    std::string_view authority = rest.substr(0, auth_end);
+    std::string_view tail = auth_end == std::string_view::npos ? std::string_view{} : rest.substr(auth_end);
+    if (authority.find('@') != std::string_view::npos) return fail(ec, url_error::userinfo);
+
+    std::string_view host, port;
+    if (!authority.empty() && authority[0] == '[') {
+        std::size_t close = authority.find(']');
+        if (close == std::string_view::npos) return fail(ec, url_error::bad_host);
+        host = authority.substr(1, close - 1);
+        std::string_view after = authority.substr(close + 1);
+        if (!after.empty() && after[0] != ':') return fail(ec, url_error::bad_host);
+        if (!is_ipv6(host)) return fail(ec, url_error::bad_host);
+        if (!after.empty()) port = after.substr(1);
+    } else {
+        std::size_t colon = authority.find(':');
+        host = authority.substr(0, colon);
+        if (colon != std::string_view::npos) port = authority.substr(colon + 1);
+        if (!is_reg_name(host)) return fail(ec, url_error::bad_host);
+    }
+    u.host.reserve(host.size());
+    for (char c : host) u.host += lower(c);
+
+    u.port = u.default_port();
+    if (!port.empty()) {
+        // RFC 3986 lets the port be empty ("host:"), which means the default.
+        unsigned long value = 0;
+        for (char c : port) {
+            if (!is_digit(c)) return fail(ec, url_error::bad_port);
+            value = value * 10 + static_cast<unsigned long>(c - '0');
+            if (value > 65535) return fail(ec, url_error::bad_port);
+        }
+        if (value == 0) return fail(ec, url_error::bad_port);
+        u.port = static_cast<std::uint16_t>(value);
+    }
+
+    // push_back, not = "/": GCC 12 -Wrestrict misfires on assigning a literal here.
+    if (tail.empty() || tail[0] == '?') u.target.push_back('/');
+    static constexpr char hex[] = "0123456789ABCDEF";
+    for (char ch : tail) {
+        auto c = static_cast<unsigned char>(ch);
+        if (c < 0x20 || c == 0x7f) return fail(ec, url_error::bad_target);
+        if (needs_encoding(c)) {
+            u.target += '%';
+            u.target += hex[c >> 4];
+            u.target += hex[c & 15];
+        } else {
+            u.target += ch;
+        }
+    }
+    return u;
+}
+
+url parse_url(std::string_view text) {
+    std::error_code ec;
+    url u = parse_url(text, ec);
+    // The URL stays out of the message: its query may carry a token.
+    if (ec) throw std::system_error(ec);
+    return u;
+}
+
+} // namespace corows

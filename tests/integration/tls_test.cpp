@@ -1,0 +1,550 @@
+// wss:// end to end: corows::connect() against a corows server on an ssl::stream, with a
+// certificate made in memory for each test, and the failures TLS must turn into clean errors.
+#include "loopback.hpp"
+
+#include <corows/connect.hpp>
+#include <corows/url.hpp>
+
+#include <asio/experimental/awaitable_operators.hpp>
+#include <asio/ssl.hpp>
+
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <memory>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+using corows::message;
+using corows::message_kind;
+using corows::test::loop;
+using tcp = asio::ip::tcp;
+using tls_socket = asio::ssl::stream<tcp::socket>;
+using tls_ws = corows::websocket<tls_socket>;
+using plain_ws = corows::websocket<tcp::socket>;
+using namespace std::chrono_literals;
+
+// ------------------------------------------------------------------ certificates in memory
+
+struct openssl_free {
+    void operator()(EVP_PKEY* p) const noexcept { EVP_PKEY_free(p); }
+    void operator()(X509* p) const noexcept { X509_free(p); }
+    void operator()(X509_EXTENSION* p) const noexcept { X509_EXTENSION_free(p); }
+    void operator()(BIO* p) const noexcept { BIO_free(p); }
+};
+template <class T>
+using openssl_ptr = std::unique_ptr<T, openssl_free>;
+
+void check(bool ok, const char* what) {
+    if (!ok) throw std::runtime_error(std::string("OpenSSL: ") + what);
+}
+
+std::string bio_text(BIO* b) {
+    BUF_MEM* mem = nullptr;
+    BIO_get_mem_ptr(b, &mem);
+    return std::string(mem->data, mem->length);
+}
+
+/// A self-signed certificate and its private key, PEM-encoded.
+struct test_cert {
+    std::string cert_pem;
+    std::string key_pem;
+};
+
+/// A self-signed P-256 certificate for `cn`, valid for the names in `san` (OpenSSL config
+/// syntax, e.g. "DNS:localhost,IP:127.0.0.1"), from an hour ago to a day from now.
+test_cert make_cert(const std::string& cn, const std::string& san) {
+    openssl_ptr<EVP_PKEY> key(EVP_EC_gen("P-256"));
+    check(key != nullptr, "EC key generation");
+    openssl_ptr<X509> x(X509_new());
+    check(x != nullptr, "X509_new");
+    check(X509_set_version(x.get(), X509_VERSION_3) == 1, "X509_set_version");
+    static std::mt19937 serials(std::random_device{}());
+    check(ASN1_INTEGER_set(X509_get_serialNumber(x.get()), static_cast<long>(serials() & 0x7fffffff)) == 1,
+          "serial");
+    check(X509_gmtime_adj(X509_getm_notBefore(x.get()), -3600) != nullptr, "notBefore");
+    check(X509_gmtime_adj(X509_getm_notAfter(x.get()), 86400) != nullptr, "notAfter");
+    check(X509_set_pubkey(x.get(), key.get()) == 1, "X509_set_pubkey");
+    X509_NAME* name = X509_get_subject_name(x.get());
+    check(X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>(cn.c_str()),
+                                     -1, -1, 0) == 1, "CN");
+    check(X509_set_issuer_name(x.get(), name) == 1, "issuer");
+    X509V3_CTX v3;
+    X509V3_set_ctx_nodb(&v3);
+    X509V3_set_ctx(&v3, x.get(), x.get(), nullptr, nullptr, 0);
+    openssl_ptr<X509_EXTENSION> ext(X509V3_EXT_conf_nid(nullptr, &v3, NID_subject_alt_name, san.c_str()));
+    check(ext != nullptr, "subjectAltName");
+    check(X509_add_ext(x.get(), ext.get(), -1) == 1, "X509_add_ext");
+    check(X509_sign(x.get(), key.get(), EVP_sha256()) > 0, "X509_sign");
+
+    test_cert out;
+    openssl_ptr<BIO> cb(BIO_new(BIO_s_mem()));
+    check(cb && PEM_write_bio_X509(cb.get(), x.get()) == 1, "PEM_write_bio_X509");
+    out.cert_pem = bio_text(cb.get());
+    openssl_ptr<BIO> kb(BIO_new(BIO_s_mem()));
+    check(kb && PEM_write_bio_PrivateKey(kb.get(), key.get(), nullptr, nullptr, 0, nullptr, nullptr) == 1,
+          "PEM_write_bio_PrivateKey");
+    out.key_pem = bio_text(kb.get());
+    return out;
+}
+
+/// The certificate most tests use: localhost and 127.0.0.1.
+const test_cert& loopback_cert() {
+    static const test_cert c = make_cert("localhost", "DNS:localhost,IP:127.0.0.1");
+    return c;
+}
+
+/// A server context presenting `c`.
+asio::ssl::context server_context(const test_cert& c) {
+    asio::ssl::context ctx(asio::ssl::context::tls_server);
+    ctx.use_certificate(asio::buffer(c.cert_pem), asio::ssl::context::pem);
+    ctx.use_private_key(asio::buffer(c.key_pem), asio::ssl::context::pem);
+    return ctx;
+}
+
+/// A client context that trusts `c` (and nothing else).
+asio::ssl::context client_context(const test_cert& c) {
+    asio::ssl::context ctx(asio::ssl::context::tls_client);
+    ctx.add_certificate_authority(asio::buffer(c.cert_pem));
+    return ctx;
+}
+
+/// True if `ec` is OpenSSL's "certificate verify failed".
+bool is_verify_failure(std::error_code ec) {
+    return ec.category() == asio::error::get_ssl_category() &&
+           ERR_GET_REASON(static_cast<unsigned long>(ec.value())) == SSL_R_CERTIFICATE_VERIFY_FAILED;
+}
+
+// ------------------------------------------------------------------ servers
+
+/// Accepts one TCP connection and completes the TLS handshake on it; ec on failure.
+asio::awaitable<tls_socket> accept_tls(tcp::acceptor& acceptor, asio::ssl::context& ctx, std::error_code& ec) {
+    tls_socket s(co_await acceptor.async_accept(asio::use_awaitable), ctx);
+    co_await s.async_handshake(asio::ssl::stream_base::server, asio::redirect_error(asio::use_awaitable, ec));
+    co_return s;
+}
+
+/// What the server saw of the client.
+struct seen_request {
+    std::string target;
+    std::string host;
+    std::string sni; // "(none)" if the client sent no server name
+};
+
+/// Echoes every message until the peer closes.
+template <class Ws>
+asio::awaitable<void> echo(Ws& ws) {
+    message m;
+    for (;;) {
+        bool got = co_await ws.read_message(m);
+        if (!got) break;
+        co_await ws.write_message(m);
+    }
+}
+
+/// A TLS WebSocket server for one connection: records the request, accepts, echoes.
+asio::awaitable<void> tls_echo_server(loop& l, asio::ssl::context& ctx, const corows::options& opts,
+                                      seen_request& seen) {
+    std::error_code ec;
+    tls_socket s = co_await accept_tls(l.acceptor(), ctx, ec);
+    if (ec) throw std::system_error(ec, "server TLS handshake");
+    const char* sni = SSL_get_servername(s.native_handle(), TLSEXT_NAMETYPE_host_name);
+    seen.sni = sni ? sni : "(none)";
+    tls_ws ws(std::move(s), opts);
+    corows::http_request req = co_await ws.read_request();
+    seen.target = req.target;
+    seen.host = std::string(req.find("Host").value_or(""));
+    co_await ws.accept(req);
+    co_await echo(ws);
+    BOOST_TEST(ws.close_code() == 1000);
+}
+
+std::vector<std::uint8_t> pattern(std::size_t n, std::uint32_t seed) {
+    std::vector<std::uint8_t> v(n);
+    std::mt19937 rng(seed);
+    for (auto& b : v) b = static_cast<std::uint8_t>(rng() % 64 + 32); // printable: valid text too
+    return v;
+}
+
+// Arrays, not braced lists: GCC 12 miscompiles initializer lists inside coroutines.
+constexpr std::array<message_kind, 2> both_kinds{message_kind::text, message_kind::binary};
+const std::vector<std::size_t> all_sizes{0, 1, 125, 126, 65535, 65536, 1024 * 1024};
+
+/// Sends one message of each size and kind and checks the echo.
+asio::awaitable<void> echo_round_trips(corows::client_websocket& ws, const std::vector<std::size_t>& sizes,
+                                       bool compressed) {
+    for (std::size_t n : sizes) {
+        for (auto kind : both_kinds) {
+            auto payload = pattern(n, static_cast<std::uint32_t>(n));
+            co_await ws.write_message(payload, kind);
+            auto m = co_await ws.read_message();
+            BOOST_REQUIRE(m.has_value());
+            BOOST_TEST((m->kind() == kind));
+            BOOST_TEST(m->size() == n);
+            BOOST_TEST((std::equal(payload.begin(), payload.end(), m->data().begin(), m->data().end())));
+            BOOST_TEST(m->compressed() == compressed);
+        }
+    }
+}
+
+std::string port_of(loop& l) { return std::to_string(l.endpoint().port()); }
+
+corows::options with_deflate(corows::options o) {
+    o.deflate.enabled = true;
+    o.deflate.threshold = 0;
+    return o;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(tls)
+
+BOOST_AUTO_TEST_CASE(wss_echo_sizes_with_and_without_deflate) {
+    for (bool deflate : {false, true}) {
+        BOOST_TEST_CONTEXT("deflate " << deflate) {
+            loop l;
+            auto sctx = server_context(loopback_cert());
+            auto cctx = client_context(loopback_cert());
+            corows::options opts;
+            if (deflate) opts = with_deflate(opts);
+            seen_request seen;
+            l.spawn("server", [&]() -> asio::awaitable<void> { co_await tls_echo_server(l, sctx, opts, seen); });
+            l.spawn("client", [&]() -> asio::awaitable<void> {
+                auto ws = co_await corows::connect("wss://LocalHost:" + port_of(l) + "/path?x=1", opts, cctx);
+                BOOST_TEST(ws.is_open());
+                BOOST_TEST(ws.next_layer().is_tls());
+                BOOST_TEST(ws.deflate().has_value() == deflate);
+                co_await echo_round_trips(ws, all_sizes, deflate);
+                co_await ws.close(1000, "bye");
+                BOOST_TEST(!ws.is_open());
+                BOOST_TEST(ws.close_code() == 1000);
+            });
+            l.run(60s);
+            BOOST_TEST(seen.target == "/path?x=1");
+            BOOST_TEST(seen.host == "localhost:" + port_of(l));
+            BOOST_TEST(seen.sni == "localhost");
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(wss_to_an_ip_literal_checks_the_ip_san_and_sends_no_sni) {
+    loop l;
+    auto sctx = server_context(loopback_cert());
+    auto cctx = client_context(loopback_cert());
+    corows::options opts;
+    seen_request seen;
+    const std::vector<std::size_t> sizes(1, 5);
+    l.spawn("server", [&]() -> asio::awaitable<void> { co_await tls_echo_server(l, sctx, opts, seen); });
+    l.spawn("client", [&]() -> asio::awaitable<void> {
+        auto ws = co_await corows::connect("wss://127.0.0.1:" + port_of(l), opts, cctx);
+        co_await echo_round_trips(ws, sizes, false);
+        co_await ws.close(1000, {});
+    });
+    l.run(30s);
+    BOOST_TEST(seen.sni == "(none)");
+    BOOST_TEST(seen.target == "/");
+    BOOST_TEST(seen.host == "127.0.0.1:" + port_of(l));
+}
+
+BOOST_AUTO_TEST_CASE(default_context_rejects_a_self_signed_certificate) {
+    loop l;
+    auto sctx = server_context(loopback_cert());
+    corows::options opts;
+    int server_failures = 0;
+    l.spawn("server", [&]() -> asio::awaitable<void> {
+        for (int i = 0; i < 2; ++i) {
+            std::error_code ec;
+            co_await accept_tls(l.acceptor(), sctx, ec);
+            if (ec) ++server_failures;
+        }
+    });
+    l.spawn("client", [&]() -> asio::awaitable<void> {
+        std::string url = "wss://localhost:" + port_of(l) + "/";
+        std::error_code ec;
+        auto ws = co_await corows::connect(url, opts, ec);
+        BOOST_TEST(is_verify_failure(ec), ec.message());
+        BOOST_TEST(!ws.is_open());
+        try {
+            co_await corows::connect(url);
+            BOOST_ERROR("connect() to an untrusted server did not throw");
+        } catch (const std::system_error& e) {
+            BOOST_TEST(is_verify_failure(e.code()), e.what());
+        }
+    });
+    l.run(30s);
+    BOOST_TEST(server_failures == 2);
+}
+
+BOOST_AUTO_TEST_CASE(a_name_the_certificate_does_not_cover_fails_verification) {
+    // A trusted certificate for another name, and one without the IP SAN.
+    const std::array<std::pair<test_cert, std::string>, 2> cases{
+        std::pair{make_cert("example.com", "DNS:example.com"), std::string("localhost")},
+        std::pair{make_cert("localhost", "DNS:localhost"), std::string("127.0.0.1")}};
+    for (const auto& c : cases) {
+        const test_cert& cert = c.first;
+        const std::string& host = c.second;
+        BOOST_TEST_CONTEXT("connecting to " << host) {
+            loop l;
+            auto sctx = server_context(cert);
+            auto cctx = client_context(cert);
+            corows::options opts;
+            std::error_code server_ec;
+            l.spawn("server", [&]() -> asio::awaitable<void> {
+                co_await accept_tls(l.acceptor(), sctx, server_ec);
+            });
+            l.spawn("client", [&]() -> asio::awaitable<void> {
+                std::error_code ec;
+                auto ws = co_await corows::connect("wss://" + host + ":" + port_of(l), opts, cctx, ec);
+                BOOST_TEST(is_verify_failure(ec), ec.message());
+                BOOST_TEST(!ws.is_open());
+            });
+            l.run(30s);
+            BOOST_TEST((server_ec.category() == asio::error::get_ssl_category()), server_ec.message());
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(ws_url_connects_to_a_plain_server) {
+    for (bool deflate : {false, true}) {
+        BOOST_TEST_CONTEXT("deflate " << deflate) {
+            loop l;
+            corows::options opts;
+            if (deflate) opts = with_deflate(opts);
+            seen_request seen;
+            l.spawn("server", [&]() -> asio::awaitable<void> {
+                plain_ws ws(co_await l.acceptor().async_accept(asio::use_awaitable), opts);
+                corows::http_request req = co_await ws.read_request();
+                seen.target = req.target;
+                seen.host = std::string(req.find("Host").value_or(""));
+                co_await ws.accept(req);
+                co_await echo(ws);
+            });
+            l.spawn("client", [&]() -> asio::awaitable<void> {
+                corows::handshake_request extra;
+                extra.origin = "http://app.test";
+                auto ws = co_await corows::connect("ws://127.0.0.1:" + port_of(l) + "/chat?room=1", opts, extra);
+                BOOST_TEST(!ws.next_layer().is_tls());
+                BOOST_TEST(ws.deflate().has_value() == deflate);
+                co_await echo_round_trips(ws, all_sizes, deflate);
+                co_await ws.close(1000, {});
+                BOOST_TEST(ws.close_code() == 1000);
+            });
+            l.run(60s);
+            BOOST_TEST(seen.target == "/chat?room=1");
+            BOOST_TEST(seen.host == "127.0.0.1:" + port_of(l));
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(bad_urls_and_unreachable_servers_give_clean_errors) {
+    loop l;
+    // A port nobody listens on: bind, read the port, close.
+    std::uint16_t dead_port = 0;
+    {
+        tcp::acceptor a(l.ctx(), {asio::ip::make_address("127.0.0.1"), 0});
+        dead_port = a.local_endpoint().port();
+    }
+    l.spawn("client", [&]() -> asio::awaitable<void> {
+        corows::options opts;
+        const std::pair<const char*, corows::url_error> bad[] = {
+            {"http://127.0.0.1/", corows::url_error::bad_scheme},
+            {"127.0.0.1:80", corows::url_error::bad_scheme},
+            {"ws://", corows::url_error::bad_host},
+            {"wss://[::1/", corows::url_error::bad_host},
+            {"ws://127.0.0.1:70000/", corows::url_error::bad_port},
+            {"ws://u:p@127.0.0.1/", corows::url_error::userinfo},
+            {"ws://127.0.0.1/#x", corows::url_error::fragment},
+            {"ws://127.0.0.1/\r\nX: y", corows::url_error::bad_target},
+        };
+        for (const auto& [text, expected] : bad) {
+            std::error_code ec;
+            auto ws = co_await corows::connect(text, opts, ec);
+            BOOST_TEST((ec == expected), text << ": " << ec.message());
+            BOOST_TEST(!ws.is_open());
+            try {
+                co_await corows::connect(text);
+                BOOST_ERROR(text << ": no exception");
+            } catch (const std::system_error& e) {
+                BOOST_TEST((e.code() == expected), text << ": " << e.what());
+            }
+        }
+        const std::array<std::string, 2> schemes{"ws", "wss"};
+        for (const auto& scheme : schemes) {
+            std::error_code ec;
+            auto ws = co_await corows::connect(scheme + "://127.0.0.1:" + std::to_string(dead_port),
+                                               opts, ec);
+            BOOST_TEST((ec == asio::error::connection_refused), scheme << ": " << ec.message());
+            BOOST_TEST(!ws.is_open());
+        }
+    });
+    l.run(30s);
+}
+
+BOOST_AUTO_TEST_CASE(a_stalled_tls_handshake_times_out) {
+    loop l;
+    corows::test::event client_done;
+    l.spawn("silent server", [&]() -> asio::awaitable<void> {
+        // Takes the connection and the ClientHello, and never answers.
+        tcp::socket s = co_await l.acceptor().async_accept(asio::use_awaitable);
+        std::array<char, 4096> buf;
+        for (;;) {
+            std::error_code ec;
+            co_await s.async_read_some(asio::buffer(buf), asio::redirect_error(asio::use_awaitable, ec));
+            if (ec) break;
+        }
+        co_await client_done.wait();
+    });
+    l.spawn("client", [&]() -> asio::awaitable<void> {
+        corows::options opts;
+        opts.handshake_timeout = 300ms;
+        auto start = std::chrono::steady_clock::now();
+        std::error_code ec;
+        auto ws = co_await corows::connect("wss://localhost:" + port_of(l) + "/", opts, ec);
+        auto took = corows::test::ms_since(start);
+        BOOST_TEST((ec == corows::error::timeout), ec.message());
+        BOOST_TEST(took >= 250);
+        BOOST_TEST(took < 3000);
+        BOOST_TEST(!ws.is_open());
+        client_done.set();
+    });
+    l.run(30s);
+}
+
+BOOST_AUTO_TEST_CASE(wss_client_against_a_plain_server_fails_cleanly) {
+    loop l;
+    std::error_code server_ec;
+    l.spawn("plain server", [&]() -> asio::awaitable<void> {
+        plain_ws ws(co_await l.acceptor().async_accept(asio::use_awaitable), corows::options{});
+        co_await ws.accept(server_ec);
+    });
+    l.spawn("client", [&]() -> asio::awaitable<void> {
+        std::error_code ec;
+        auto cctx = client_context(loopback_cert());
+        auto ws = co_await corows::connect("wss://127.0.0.1:" + port_of(l), corows::options{}, cctx, ec);
+        BOOST_TEST((ec.category() == asio::error::get_ssl_category()), ec.message());
+        BOOST_TEST(!ws.is_open());
+    });
+    l.run(30s);
+    BOOST_TEST(static_cast<bool>(server_ec), "the server took a ClientHello for an upgrade request");
+}
+
+BOOST_AUTO_TEST_CASE(ws_client_against_a_tls_server_fails_cleanly) {
+    loop l;
+    auto sctx = server_context(loopback_cert());
+    std::error_code server_ec;
+    l.spawn("TLS server", [&]() -> asio::awaitable<void> {
+        co_await accept_tls(l.acceptor(), sctx, server_ec);
+    });
+    l.spawn("client", [&]() -> asio::awaitable<void> {
+        std::error_code ec;
+        auto ws = co_await corows::connect("ws://127.0.0.1:" + port_of(l), corows::options{}, ec);
+        BOOST_TEST(static_cast<bool>(ec), "a plain upgrade request was answered by a TLS server");
+        BOOST_TEST(!ws.is_open());
+    });
+    l.run(30s);
+    BOOST_TEST((server_ec.category() == asio::error::get_ssl_category()), server_ec.message());
+}
+
+BOOST_AUTO_TEST_CASE(full_duplex_over_tls_then_server_close) {
+    // Both sides write while they read, so the TLS stream carries a read and a write at once.
+    constexpr int count = 2000;
+    loop l;
+    auto sctx = server_context(loopback_cert());
+    auto cctx = client_context(loopback_cert());
+    corows::options opts = with_deflate(corows::options{});
+    using namespace asio::experimental::awaitable_operators;
+    auto writer = [](auto& ws, std::string prefix) -> asio::awaitable<void> {
+        for (int i = 0; i < count; ++i) co_await ws.write_text(prefix + std::to_string(i) + std::string(300, 'x'));
+        co_await ws.flush();
+    };
+    auto reader = [](auto& ws, std::string prefix) -> asio::awaitable<void> {
+        for (int i = 0; i < count; ++i) {
+            auto m = co_await ws.read_message();
+            BOOST_REQUIRE(m.has_value());
+            BOOST_REQUIRE(m->text() == prefix + std::to_string(i) + std::string(300, 'x'));
+        }
+    };
+    l.spawn("server", [&]() -> asio::awaitable<void> {
+        std::error_code ec;
+        tls_socket s = co_await accept_tls(l.acceptor(), sctx, ec);
+        if (ec) throw std::system_error(ec);
+        tls_ws ws(std::move(s), opts);
+        co_await ws.accept();
+        co_await (writer(ws, "s") && reader(ws, "c"));
+        co_await ws.close(4000, "done");
+        BOOST_TEST(ws.close_code() == 4000);
+    });
+    l.spawn("client", [&]() -> asio::awaitable<void> {
+        auto ws = co_await corows::connect("wss://localhost:" + port_of(l), opts, cctx);
+        co_await (writer(ws, "c") && reader(ws, "s"));
+        auto end = co_await ws.read_message();
+        BOOST_TEST(!end.has_value());
+        BOOST_TEST(ws.close_code() == 4000);
+        BOOST_TEST(ws.close_reason() == "done");
+        BOOST_TEST(!ws.is_open());
+    });
+    l.run(60s);
+}
+
+BOOST_AUTO_TEST_CASE(tls_client_abort_is_seen_as_abnormal_closure) {
+    loop l;
+    auto sctx = server_context(loopback_cert());
+    auto cctx = client_context(loopback_cert());
+    corows::options opts;
+    l.spawn("server", [&]() -> asio::awaitable<void> {
+        std::error_code ec;
+        tls_socket s = co_await accept_tls(l.acceptor(), sctx, ec);
+        if (ec) throw std::system_error(ec);
+        tls_ws ws(std::move(s), opts);
+        co_await ws.accept();
+        auto m = co_await ws.read_message();
+        BOOST_REQUIRE(m.has_value());
+        BOOST_TEST(m->text() == "last words");
+        auto end = co_await ws.read_message();
+        BOOST_TEST(!end.has_value());
+        BOOST_TEST(ws.close_code() == 1006);
+        BOOST_TEST(!ws.is_open());
+    });
+    l.spawn("client", [&]() -> asio::awaitable<void> {
+        auto ws = co_await corows::connect("wss://localhost:" + port_of(l), opts, cctx);
+        co_await ws.write_text("last words");
+        co_await ws.flush();
+        ws.abort();
+        BOOST_TEST(!ws.is_open());
+    });
+    l.run(30s);
+}
+
+BOOST_AUTO_TEST_CASE(client_stream_switches_alternatives) {
+    asio::io_context io;
+    auto cctx = client_context(loopback_cert());
+    corows::client_stream s(io.get_executor());
+    BOOST_TEST(!s.is_tls());
+    BOOST_TEST(s.plain() != nullptr);
+    BOOST_TEST(s.tls() == nullptr);
+    s = corows::client_stream(io.get_executor(), cctx);
+    BOOST_TEST(s.is_tls());
+    BOOST_TEST(s.tls() != nullptr);
+    BOOST_TEST(s.plain() == nullptr);
+    // TLS over TLS: the replaced stream's SSL object must be freed (ASan/valgrind would see it).
+    s = corows::client_stream(io.get_executor(), cctx);
+    BOOST_TEST(s.is_tls());
+    BOOST_TEST(!s.lowest_layer().is_open());
+    BOOST_TEST((&s.lowest_layer() == &s.tls()->lowest_layer()));
+    s = corows::client_stream(io.get_executor());
+    BOOST_TEST(!s.is_tls());
+    BOOST_TEST((s.get_executor() == io.get_executor()));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

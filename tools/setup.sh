@@ -1,0 +1,36 @@
+# Sourced by tools/check and tools/demo: installs what is missing on a Debian 12 machine.
+# apt-get update runs at most once, and only when something is missing.
+
+corows_packages=(meson ninja-build g++ pkg-config libasio-dev zlib1g-dev libboost-test-dev
+                 libssl-dev openssl python3 python3-websockets clang libclang-rt-14-dev)
+
+install_missing() {
+    local missing=() p
+    for p in "$@"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    local sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo=sudo
+    echo "installing: ${missing[*]}"
+    if [ -z "${corows_apt_updated:-}" ]; then
+        $sudo apt-get update -q || return 1
+        corows_apt_updated=1
+    fi
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${missing[@]}"
+}
+
+# True when clang++ can link a libFuzzer target.
+have_fuzzer() {
+    command -v clang++ >/dev/null 2>&1 || return 1
+    echo 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }' |
+        clang++ -x c++ -fsanitize=fuzzer - -o /dev/null >/dev/null 2>&1
+}
+
+install_missing "${corows_packages[@]}" || { echo "package installation failed"; exit 1; }
+
+# Peers of the interop tests (tests/interop): their tests skip when a peer cannot be had.
+# Node 20 may already be there from another source; Debian's nodejs must not replace it.
+corows_peer_packages=(chromium)
+command -v node >/dev/null 2>&1 || corows_peer_packages+=(nodejs npm)
+install_missing "${corows_peer_packages[@]}" || echo "interop peers not installed: their tests will skip"
