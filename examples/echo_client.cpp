@@ -5,6 +5,19 @@
 //   echo_client [--url ws://127.0.0.1:9001/] [--deflate] [--ca FILE]
 //
 // wss:// URLs verify the server against the system's CAs, or against FILE with --ca.
+//
+// Autobahn test-client mode, as the Autobahn TestSuite's fuzzing server expects of a client:
+//
+//   echo_client --autobahn ws://HOST:PORT [--agent NAME] [--timeout SECONDS] [--deflate
+//               [--deflate-client-no-context-takeover] [--deflate-server-no-context-takeover]
+//               [--deflate-client-max-window-bits N] [--deflate-server-max-window-bits N]]
+//
+// reads the case count from /getCaseCount, runs /runCase?case=N&agent=NAME for every case,
+// echoing each message back with its own kind until the server closes, then asks for
+// /updateReports. One line per case: "case N: closed CODE" or "case N: failed: WHY". A case
+// that ends in an error is the server's test outcome, not ours: the exit status is 0 once
+// every case has run. --timeout (default 30) closes a connection on which nothing arrives for
+// that many seconds, and bounds each handshake (at most 10 s).
 #include <corows/connect.hpp>
 
 #include <asio/co_spawn.hpp>
@@ -14,6 +27,8 @@
 #include <asio/ssl/context.hpp>
 #include <asio/steady_timer.hpp>
 
+#include <algorithm>
+#include <charconv>
 #include <deque>
 #include <iostream>
 #include <memory>
@@ -30,7 +45,21 @@ struct settings {
     std::string url = "ws://127.0.0.1:9001/";
     bool deflate = false;
     std::string ca;
+    // Autobahn mode, when `autobahn` (the fuzzing server's base URL) is set.
+    std::string autobahn;
+    std::string agent = "corows";
+    int timeout_seconds = 30;
+    corows::deflate_options offer;
 };
+
+int parse_int(std::string_view arg, const std::string& text, int lo, int hi) {
+    int v = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc{} || end != text.data() + text.size() || v < lo || v > hi)
+        throw std::invalid_argument(std::string(arg) + " needs a number in " + std::to_string(lo) + ".." +
+                                    std::to_string(hi));
+    return v;
+}
 
 settings parse_args(int argc, char** argv) {
     settings s;
@@ -43,8 +72,20 @@ settings parse_args(int argc, char** argv) {
         if (arg == "--url") s.url = value();
         else if (arg == "--deflate") s.deflate = true;
         else if (arg == "--ca") s.ca = value();
+        else if (arg == "--autobahn") s.autobahn = value();
+        else if (arg == "--agent") s.agent = value();
+        else if (arg == "--timeout") s.timeout_seconds = parse_int(arg, value(), 0, 3600);
+        else if (arg == "--deflate-client-no-context-takeover") s.offer.client_no_context_takeover = true;
+        else if (arg == "--deflate-server-no-context-takeover") s.offer.server_no_context_takeover = true;
+        else if (arg == "--deflate-client-max-window-bits")
+            s.offer.client_max_window_bits = parse_int(arg, value(), 8, 15);
+        else if (arg == "--deflate-server-max-window-bits")
+            s.offer.server_max_window_bits = parse_int(arg, value(), 8, 15);
         else throw std::invalid_argument("unknown argument " + std::string(arg));
     }
+    s.offer.enabled = s.deflate;
+    // The Autobahn server's base URL takes paths of its own.
+    while (!s.autobahn.empty() && s.autobahn.back() == '/') s.autobahn.pop_back();
     return s;
 }
 
@@ -129,7 +170,7 @@ asio::awaitable<void> session(const settings& s, std::shared_ptr<input> in, std:
     using namespace asio::experimental::awaitable_operators;
     corows::options o;
     o.max_message_size = 64 * 1024 * 1024;
-    o.deflate.enabled = s.deflate;
+    o.deflate = s.offer;
     asio::ssl::context tls(asio::ssl::context::tls_client);
     if (s.ca.empty()) tls.set_default_verify_paths();
     else tls.load_verify_file(s.ca);
@@ -140,12 +181,129 @@ asio::awaitable<void> session(const settings& s, std::shared_ptr<input> in, std:
     co_await (send_lines(ws, in, p) && print_echoes(ws, p));
 }
 
+// ---------------------------------------------------------------- Autobahn test-client mode
+
+// Percent-encodes everything but RFC 3986's unreserved characters, for the agent query value.
+std::string query_escape(std::string_view v) {
+    static constexpr char hex[] = "0123456789ABCDEF";
+    std::string out;
+    for (unsigned char c : v) {
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
+            c == '_' || c == '~') {
+            out += static_cast<char>(c);
+        } else {
+            out += '%';
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        }
+    }
+    return out;
+}
+
+// How one Autobahn connection ended.
+struct outcome {
+    std::error_code ec;      // the connect or read error; error::closed after a close handshake
+    std::uint16_t code = 0;  // the server's close code (1005: none, 1006: no close frame)
+    std::string first_text;  // the first text message when not echoing (/getCaseCount)
+    std::string describe() const {
+        // Appended, not "literal" + string: GCC 12 -O2 warns falsely (-Wrestrict) on that.
+        std::string d = ec == corows::error::closed ? "closed " : "failed: ";
+        d += ec == corows::error::closed ? std::to_string(code) : ec.message();
+        return d;
+    }
+};
+
+// Connects to `url`, echoes every message back with its own kind until the connection ends,
+// or, with echo off, only reads. Never throws for anything the server does.
+asio::awaitable<void> run_connection(std::string url, const corows::options& o, asio::ssl::context& tls, bool echo,
+                                     outcome& out) {
+    std::error_code ec;
+    corows::client_websocket ws = co_await corows::connect(url, o, tls, ec);
+    if (ec) {
+        out.ec = ec;
+        co_return;
+    }
+    corows::message m; // reused across messages: no allocation per echo once warmed up
+    bool first = true;
+    for (;;) {
+        co_await ws.read_message(m, ec);
+        if (ec) break;
+        if (!echo) {
+            if (first && m.is_text()) out.first_text = m.str();
+            first = false;
+            continue;
+        }
+        // Queued at once; a write error (the server went away) shows up on the next read.
+        std::error_code wec;
+        co_await ws.write_message(m, wec);
+    }
+    out.ec = ec;
+    out.code = ws.close_code();
+}
+
+asio::awaitable<int> run_autobahn(const settings& s, asio::ssl::context& tls) {
+    corows::options o;
+    // Autobahn's largest messages are 16 MiB; leave room above them.
+    o.max_message_size = 64 * 1024 * 1024;
+    o.deflate = s.offer;
+    // A fuzzing server may go silent at any point: the idle timeout ends such a case, and the
+    // handshake timeout (at most 10 s) one that never answers the upgrade.
+    o.idle_timeout = std::chrono::seconds(s.timeout_seconds);
+    o.handshake_timeout = std::chrono::seconds(s.timeout_seconds > 0 ? std::min(s.timeout_seconds, 10) : 10);
+    corows::options plain = o;
+    plain.deflate.enabled = false;
+    std::string agent = query_escape(s.agent);
+
+    outcome count;
+    co_await run_connection(s.autobahn + "/getCaseCount", plain, tls, false, count);
+    int cases = -1;
+    if (!count.first_text.empty()) {
+        const std::string& t = count.first_text;
+        auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), cases);
+        if (ec != std::errc{} || end != t.data() + t.size() || cases < 0) cases = -1;
+    }
+    if (cases < 0) {
+        std::string got = count.first_text.empty() ? count.describe() : std::string("got ").append(count.first_text);
+        std::cerr << "echo_client: no case count from " << s.autobahn << "/getCaseCount (" << got << ")\n";
+        co_return 1;
+    }
+    std::cout << "cases: " << cases << std::endl;
+    for (int n = 1; n <= cases; ++n) {
+        outcome r;
+        std::string url = s.autobahn + "/runCase?case=" + std::to_string(n) + "&agent=" + agent;
+        co_await run_connection(url, o, tls, true, r);
+        std::cout << "case " << n << ": " << r.describe() << std::endl;
+    }
+    outcome report;
+    co_await run_connection(s.autobahn + "/updateReports?agent=" + agent, plain, tls, false, report);
+    std::cout << "updateReports: " << report.describe() << std::endl;
+    co_return report.ec == corows::error::closed ? 0 : 1;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
     try {
         settings s = parse_args(argc, argv);
         asio::io_context ctx;
+        if (!s.autobahn.empty()) {
+            asio::ssl::context tls(asio::ssl::context::tls_client);
+            if (s.ca.empty()) tls.set_default_verify_paths();
+            else tls.load_verify_file(s.ca);
+            int status = 1;
+            asio::co_spawn(ctx, run_autobahn(s, tls), [&](std::exception_ptr e, int rc) {
+                status = rc;
+                if (!e) return;
+                status = 1;
+                try {
+                    std::rethrow_exception(e);
+                } catch (const std::exception& x) {
+                    std::cerr << "echo_client: " << x.what() << '\n';
+                }
+            });
+            ctx.run();
+            return status;
+        }
         auto g = std::make_shared<gate>();
         auto in = std::make_shared<input>(ctx.get_executor());
         int status = 1;

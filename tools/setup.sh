@@ -2,7 +2,7 @@
 # apt-get update runs at most once, and only when something is missing.
 
 corows_packages=(meson ninja-build g++ pkg-config libasio-dev zlib1g-dev libboost-test-dev
-                 libssl-dev openssl python3 python3-websockets clang libclang-rt-14-dev)
+                 libssl-dev openssl python3 python3-websockets clang-16 libclang-rt-16-dev)
 
 install_missing() {
     local missing=() p
@@ -22,9 +22,9 @@ install_missing() {
 
 # True when clang++ can link a libFuzzer target.
 have_fuzzer() {
-    command -v clang++ >/dev/null 2>&1 || return 1
+    command -v clang++-16 >/dev/null 2>&1 || return 1
     echo 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }' |
-        clang++ -x c++ -fsanitize=fuzzer - -o /dev/null >/dev/null 2>&1
+        clang++-16 -x c++ -fsanitize=fuzzer - -o /dev/null >/dev/null 2>&1
 }
 
 install_missing "${corows_packages[@]}" || { echo "package installation failed"; exit 1; }
