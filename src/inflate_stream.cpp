@@ -67,15 +67,27 @@ struct inflate_stream::impl {
             // One byte beyond the limit is room enough to learn that the message is too big.
             std::size_t room = limit - out.size();
             if (room != SIZE_MAX) ++room;
-            std::size_t step =
-                std::clamp<std::size_t>(std::size_t{zs.avail_in} * 4, min_output_step, max_output_step);
-            auto space = out.prepare(std::min(room, step));
-            auto avail = static_cast<uInt>(std::min({space.size(), room, std::size_t{UINT_MAX}}));
-            zs.next_out = space.data();
-            zs.avail_out = avail;
-            int rc = inflate(&zs, Z_SYNC_FLUSH);
-            out.commit(avail - zs.avail_out);
-            if (out.size() > limit) return error::message_too_big;
+            int rc;
+            if (room == 1 && out.capacity() == out.size()) {
+                // Exactly at the limit with a full buffer: growing it (doubling) only to learn
+                // whether one more byte comes would double a bomb's memory; a probe byte tells.
+                Bytef probe;
+                zs.next_out = &probe;
+                zs.avail_out = 1;
+                rc = inflate(&zs, Z_SYNC_FLUSH);
+                if (zs.avail_out == 0) return error::message_too_big;
+            } else {
+                std::size_t step = std::clamp<std::size_t>(std::size_t{zs.avail_in} * 4,
+                                                           min_output_step, max_output_step);
+                // Ask only up to the limit itself: the byte past it never justifies growing.
+                auto space = out.prepare(std::min(room - 1, step));
+                auto avail = static_cast<uInt>(std::min({space.size(), room, std::size_t{UINT_MAX}}));
+                zs.next_out = space.data();
+                zs.avail_out = avail;
+                rc = inflate(&zs, Z_SYNC_FLUSH);
+                out.commit(avail - zs.avail_out);
+                if (out.size() > limit) return error::message_too_big;
+            }
             switch (rc) {
             case Z_OK:
                 break;

@@ -21,7 +21,7 @@ namespace corows {
 /// `limit` bounds out.size() (the whole buffer, not just what one call adds): the moment
 /// inflating would take it past `limit`, the call stops with error::message_too_big, having
 /// produced at most one byte more than allowed, and without growing the buffer's capacity
-/// past max(256, 2 * (limit + 1)) (byte_buffer doubles). A bomb is never inflated into memory.
+/// past max(256, 2 * limit) (byte_buffer doubles). A bomb is never inflated into memory.
 ///
 /// Tolerated beyond RFC 7692's flush form: DEFLATE blocks with BFINAL set (§7.2.3.4), after
 /// which the data continues as a new stream with the same window; a message that ends right

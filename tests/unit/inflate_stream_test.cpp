@@ -248,12 +248,14 @@ BOOST_AUTO_TEST_CASE(bomb_stops_early) {
     for (std::size_t i = 0; i < payload.size() && !ec; i += 100)
         ec = s.write({payload.data() + i, std::min<std::size_t>(100, payload.size() - i)}, out, limit);
     BOOST_TEST((ec == corows::error::message_too_big));
-    BOOST_TEST(out.size() == limit + 1);
-    BOOST_TEST(out.capacity() < 2 * (limit + 1));
+    // Stopped at the limit; a full buffer is not grown just to hold the byte that proves it.
+    BOOST_TEST(out.size() >= limit);
+    BOOST_TEST(out.size() <= limit + 1);
+    BOOST_TEST(out.capacity() <= limit);
     corows::inflate_stream s2;
     corows::byte_buffer out2;
     BOOST_TEST((s2.write(payload, out2, limit) == corows::error::message_too_big));
-    BOOST_TEST(out2.capacity() < 2 * (limit + 1));
+    BOOST_TEST(out2.capacity() <= limit);
 }
 
 BOOST_AUTO_TEST_CASE(inflates_into_reused_storage) {

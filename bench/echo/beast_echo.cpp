@@ -1,0 +1,82 @@
+// Boost.Beast (1.74) echo server for the echo benchmark: C++20 coroutines, one thread,
+// TCP_NODELAY on, permessage-deflate when started with --deflate.
+//
+//   beast_echo PORT [--deflate]
+//
+// Written the way Beast's own coroutine examples are: one read, one write per message, each
+// awaited. Built by setup_peers.sh (g++ -O2 -std=c++20), not by Meson.
+
+// Boost 1.74's awaitable.hpp uses std::exchange without including <utility>.
+#include <utility>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/websocket.hpp>
+
+#include <cstdlib>
+#include <iostream>
+#include <string_view>
+
+namespace net = boost::asio;
+namespace websocket = boost::beast::websocket;
+using tcp = net::ip::tcp;
+
+namespace {
+
+bool deflate = false;
+
+net::awaitable<void> session(tcp::socket sock) {
+    sock.set_option(tcp::no_delay(true));
+    websocket::stream<tcp::socket> ws(std::move(sock));
+    if (deflate) {
+        websocket::permessage_deflate pmd;
+        pmd.server_enable = true;
+        pmd.client_enable = true;
+        ws.set_option(pmd);
+    }
+    ws.read_message_max(64 * 1024 * 1024);
+    try {
+        co_await ws.async_accept(net::use_awaitable);
+        boost::beast::flat_buffer buffer;
+        for (;;) {
+            co_await ws.async_read(buffer, net::use_awaitable);
+            ws.text(ws.got_text());
+            co_await ws.async_write(buffer.data(), net::use_awaitable);
+            buffer.consume(buffer.size());
+        }
+    } catch (const boost::system::system_error&) {
+        // closed by the peer or reset: the session simply ends
+    }
+}
+
+net::awaitable<void> listen(tcp::acceptor& acceptor) {
+    for (;;) {
+        tcp::socket sock = co_await acceptor.async_accept(net::use_awaitable);
+        net::co_spawn(acceptor.get_executor(), session(std::move(sock)), net::detached);
+    }
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 2) {
+        std::cerr << "usage: beast_echo PORT [--deflate]\n";
+        return 2;
+    }
+    auto port = static_cast<unsigned short>(std::atoi(argv[1]));
+    for (int i = 2; i < argc; ++i)
+        if (std::string_view(argv[i]) == "--deflate") deflate = true;
+    net::io_context ctx(1);
+    tcp::acceptor acceptor(ctx, {net::ip::make_address("127.0.0.1"), port});
+    acceptor.listen(4096);
+    net::signal_set signals(ctx, SIGINT, SIGTERM);
+    signals.async_wait([&](auto, int) { ctx.stop(); });
+    net::co_spawn(ctx, listen(acceptor), net::detached);
+    std::cout << "listening on 127.0.0.1:" << port << std::endl;
+    ctx.run();
+}

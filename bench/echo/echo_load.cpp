@@ -1,0 +1,566 @@
+// Echo load generator: opens connections to a WebSocket echo server with corows' own client,
+// keeps `depth` messages in flight on each, verifies every echo byte for byte and in order,
+// and prints one line:
+//
+//   bench=echo server=NAME size=.. conns=.. depth=.. deflate=0|1 msgs_per_s=.. mb_per_s=..
+//   p50_us=.. p99_us=.. p999_us=.. errors=..
+//
+//   echo_load --url ws://127.0.0.1:9001/ [--name NAME] [--connections N] [--depth D]
+//             [--size BYTES] [--text | --binary | --json] [--deflate] [--seconds S] [--warmup S]
+//             [--server-pid PID]
+//
+// msgs_per_s counts echoes received in the measured window (after the warm-up); mb_per_s is
+// their payload (one direction) in 10^6 bytes per second. Latency is from the write_message()
+// call to the echo's arrival, so with depth > 1 it includes queueing behind earlier messages.
+// --json sends text payloads that look like API traffic (compressible, no two alike).
+// The line ends with load_cpu= (this process's CPU time over the measured window, as a
+// fraction of one core) and, with --server-pid, server_cpu= (the same for that process):
+// whichever is near 1.0 is the bottleneck.
+//
+// Hold mode, for memory measurements of the server:
+//
+//   echo_load --url ... --connections N --hold [--rounds R] [--size ..] [--json] [--deflate]
+//
+// opens N connections, sends R messages on each and waits for their echoes, prints
+// "ready conns=N errors=E" and then holds the connections open until SIGTERM or SIGINT.
+//
+// It runs one io_context on one thread: the driver pins it to one core.
+#include <corows/url.hpp>
+#include <corows/websocket.hpp>
+
+#include <asio/co_spawn.hpp>
+#include <asio/connect.hpp>
+#include <asio/detached.hpp>
+#include <asio/io_context.hpp>
+#include <asio/ip/tcp.hpp>
+#include <asio/redirect_error.hpp>
+#include <asio/signal_set.hpp>
+#include <asio/steady_timer.hpp>
+#include <asio/use_awaitable.hpp>
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <charconv>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+using ws_t = corows::websocket<asio::ip::tcp::socket>;
+
+enum class payload_kind { binary, text, json };
+
+struct settings {
+    std::string url = "ws://127.0.0.1:9001/";
+    std::string name = "unknown";
+    std::size_t connections = 1;
+    std::size_t depth = 1;
+    std::size_t size = 32;
+    payload_kind kind = payload_kind::binary;
+    bool deflate = false;
+    double seconds = 5;
+    double warmup = 1;
+    bool hold = false;
+    std::size_t rounds = 0;
+    long server_pid = 0;
+};
+
+double parse_number(std::string_view arg, const std::string& text, double lo, double hi) {
+    double v = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc{} || end != text.data() + text.size() || v < lo || v > hi) {
+        std::string what(arg);
+        what += " needs a number in ";
+        what += std::to_string(lo);
+        what += "..";
+        what += std::to_string(hi);
+        throw std::invalid_argument(what);
+    }
+    return v;
+}
+
+settings parse_args(int argc, char** argv) {
+    settings s;
+    for (int i = 1; i < argc; ++i) {
+        std::string_view arg = argv[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= argc) throw std::invalid_argument(std::string(arg) + " needs a value");
+            return argv[++i];
+        };
+        auto count = [&](double lo, double hi) { return static_cast<std::size_t>(parse_number(arg, value(), lo, hi)); };
+        if (arg == "--url") s.url = value();
+        else if (arg == "--name") s.name = value();
+        else if (arg == "--connections") s.connections = count(1, 1e6);
+        else if (arg == "--depth") s.depth = count(1, 1e5);
+        else if (arg == "--size") s.size = count(0, 64.0 * 1024 * 1024);
+        else if (arg == "--text") s.kind = payload_kind::text;
+        else if (arg == "--binary") s.kind = payload_kind::binary;
+        else if (arg == "--json") s.kind = payload_kind::json;
+        else if (arg == "--deflate") s.deflate = true;
+        else if (arg == "--seconds") s.seconds = parse_number(arg, value(), 0.01, 1e6);
+        else if (arg == "--warmup") s.warmup = parse_number(arg, value(), 0, 1e6);
+        else if (arg == "--hold") s.hold = true;
+        else if (arg == "--rounds") s.rounds = count(0, 1e9);
+        else if (arg == "--server-pid") s.server_pid = static_cast<long>(count(1, 1e9));
+        else throw std::invalid_argument("unknown argument " + std::string(arg));
+    }
+    return s;
+}
+
+// ---------------------------------------------------------------- payloads
+
+// A small fast PRNG: the payloads only have to differ, not be unpredictable.
+struct xorshift {
+    std::uint64_t x;
+    std::uint64_t next() noexcept {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        return x;
+    }
+    std::size_t below(std::size_t n) noexcept { return static_cast<std::size_t>(next() % n); }
+};
+
+// The room at the front of each payload where the message's sequence number is written, so
+// that an echo of the wrong message (or one out of order) cannot pass as the right one.
+constexpr std::size_t stamp_size = 16;
+
+// JSON-like text of exactly `size` bytes: an object of records with varied keys' values.
+// Compressible like real API traffic (repeated keys, small vocabulary), but no two alike.
+std::string make_json(std::size_t size, xorshift& rng) {
+    static constexpr std::array<std::string_view, 16> words = {
+        "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel",
+        "india", "juliett", "kilo", "lima", "mike", "november", "oscar", "papa"};
+    static constexpr std::array<std::string_view, 6> tags = {"new", "sale", "red", "blue", "large", "small"};
+    // The stamp goes in the first field's value: {"seq":"0123456789abcdef", ...
+    std::string out = "{\"seq\":\"";
+    out.append(stamp_size, '0');
+    out += "\",\"user\":{\"id\":";
+    out += std::to_string(rng.below(1000000));
+    out += ",\"name\":\"";
+    out += words[rng.below(words.size())];
+    out += '_';
+    out += std::to_string(rng.below(10000));
+    out += "\"},\"items\":[";
+    bool first = true;
+    // Stop early enough that the closing part and some padding always fit.
+    while (out.size() + 200 < size) {
+        if (!first) out += ',';
+        first = false;
+        out += "{\"id\":";
+        out += std::to_string(rng.below(100000));
+        out += ",\"name\":\"";
+        out += words[rng.below(words.size())];
+        out += '-';
+        out += words[rng.below(words.size())];
+        out += "\",\"price\":";
+        out += std::to_string(rng.below(100000) / 100.0).substr(0, 6);
+        out += ",\"qty\":";
+        out += std::to_string(rng.below(50));
+        out += ",\"tags\":[\"";
+        out += tags[rng.below(tags.size())];
+        out += "\",\"";
+        out += tags[rng.below(tags.size())];
+        out += "\"]}";
+    }
+    out += "],\"note\":\"";
+    std::string tail = "\"}";
+    while (out.size() + tail.size() < size) {
+        std::string_view w = words[rng.below(words.size())];
+        std::size_t room = size - tail.size() - out.size();
+        out.append(w.substr(0, std::min(room, w.size())));
+        if (out.size() + tail.size() < size) out += ' ';
+    }
+    out += tail;
+    if (out.size() > size) out.resize(size); // tiny sizes: no longer valid JSON, still text
+    return out;
+}
+
+std::vector<std::uint8_t> make_payload(payload_kind kind, std::size_t size, xorshift& rng) {
+    std::vector<std::uint8_t> p(size);
+    if (kind == payload_kind::json) {
+        std::string j = make_json(size, rng);
+        std::memcpy(p.data(), j.data(), size);
+    } else if (kind == payload_kind::text) {
+        static constexpr std::string_view chars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ";
+        for (auto& b : p) b = static_cast<std::uint8_t>(chars[rng.below(chars.size())]);
+    } else {
+        for (auto& b : p) b = static_cast<std::uint8_t>(rng.next() >> 56);
+    }
+    return p;
+}
+
+// Where the stamp goes: after `{"seq":"` for JSON, at the front otherwise.
+std::size_t stamp_offset(payload_kind kind) { return kind == payload_kind::json ? 8 : 0; }
+
+// Writes `seq` as hex digits (valid UTF-8 for text messages) into as much of the stamp room as
+// the payload has.
+void stamp(std::vector<std::uint8_t>& p, std::size_t offset, std::uint64_t seq) {
+    static constexpr char hex[] = "0123456789abcdef";
+    std::size_t n = p.size() > offset ? std::min(stamp_size, p.size() - offset) : 0;
+    for (std::size_t i = 0; i < n; ++i) p[offset + n - 1 - i] = static_cast<std::uint8_t>(hex[(seq >> (4 * i)) & 15]);
+}
+
+// ---------------------------------------------------------------- latency histogram
+
+// Log-linear buckets over nanoseconds: exact below 128 ns, then 64 buckets per power of two
+// (under 1.6% error), up to about 2^40 ns. Fixed size: recording never allocates.
+class histogram {
+public:
+    void record(std::uint64_t ns) noexcept {
+        ++counts_[std::min(index(ns), counts_.size() - 1)];
+        ++total_;
+    }
+    std::uint64_t total() const noexcept { return total_; }
+    // The value at quantile q (0..1), as the middle of its bucket, in nanoseconds.
+    double quantile(double q) const noexcept {
+        if (total_ == 0) return 0;
+        auto rank = static_cast<std::uint64_t>(q * static_cast<double>(total_ - 1));
+        std::uint64_t seen = 0;
+        for (std::size_t i = 0; i < counts_.size(); ++i) {
+            seen += counts_[i];
+            if (seen > rank) return (lower(i) + lower(i + 1)) / 2.0;
+        }
+        return lower(counts_.size());
+    }
+
+private:
+    static constexpr unsigned sub_bits = 6;
+    static constexpr std::size_t sub = std::size_t{1} << sub_bits;
+    static std::size_t index(std::uint64_t v) noexcept {
+        if (v < 2 * sub) return static_cast<std::size_t>(v);
+        unsigned shift = static_cast<unsigned>(std::bit_width(v)) - (sub_bits + 1);
+        return (shift + 1) * sub + static_cast<std::size_t>((v >> shift) - sub);
+    }
+    static double lower(std::size_t i) noexcept {
+        if (i < 2 * sub) return static_cast<double>(i);
+        std::size_t shift = i / sub - 1;
+        return static_cast<double>((i % sub + sub) << shift);
+    }
+    std::array<std::uint64_t, 36 * sub> counts_{};
+    std::uint64_t total_ = 0;
+};
+
+// ---------------------------------------------------------------- the run
+
+struct run_state {
+    const settings& cfg;
+    corows::url target;
+    asio::ip::tcp::endpoint endpoint;
+    std::vector<std::vector<std::uint8_t>> pool; // payload templates
+    histogram latency;
+    bool measuring = false;
+    bool stopping = false;
+    std::uint64_t received = 0; // echoes in the measured window
+    std::uint64_t errors = 0;
+    std::size_t connected = 0;      // connections open (handshake done)
+    std::size_t settled = 0;        // connection attempts that succeeded or failed
+    std::size_t finished = 0;       // connection coroutines that ended
+    std::size_t ready = 0;          // hold mode: connections done with their rounds
+    std::vector<ws_t*> open;        // to abort what is still open at the end
+    asio::steady_timer wake;        // signalled when `finished` or `ready` changes
+
+    run_state(const settings& s, asio::any_io_executor ex) : cfg(s), wake(ex, clock_type::time_point::max()) {}
+    void report_error(std::string_view what) {
+        // The first few are worth reading; after that only the count matters.
+        if (errors++ < 5) std::cerr << "echo_load: " << what << '\n';
+    }
+};
+
+// One slot per message in flight: the exact bytes sent and when.
+struct in_flight {
+    std::vector<std::uint8_t> bytes;
+    clock_type::time_point sent;
+};
+
+asio::awaitable<void> send_one(ws_t& ws, run_state& st, in_flight& slot, std::size_t conn, std::uint64_t seq) {
+    const auto& tpl = st.pool[(conn * 7 + seq) % st.pool.size()];
+    slot.bytes.assign(tpl.begin(), tpl.end());
+    stamp(slot.bytes, stamp_offset(st.cfg.kind), seq);
+    auto kind = st.cfg.kind == payload_kind::binary ? corows::message_kind::binary : corows::message_kind::text;
+    slot.sent = clock_type::now();
+    co_await ws.write_message(slot.bytes, kind, true);
+}
+
+// Checks an echo against what was sent; false (and an error counted) if it differs.
+bool verify(run_state& st, const corows::message& m, const in_flight& slot) {
+    bool kind_ok = m.is_text() == (st.cfg.kind != payload_kind::binary);
+    auto got = m.data();
+    if (kind_ok && got.size() == slot.bytes.size() && std::equal(got.begin(), got.end(), slot.bytes.begin()))
+        return true;
+    std::string what = "echo differs from what was sent (got ";
+    what += std::to_string(got.size());
+    what += " bytes, sent ";
+    what += std::to_string(slot.bytes.size());
+    what += kind_ok ? ")" : ", wrong kind)";
+    st.report_error(what);
+    return false;
+}
+
+asio::awaitable<void> connection(run_state& st, std::size_t id, bool& settled) {
+    auto ex = co_await asio::this_coro::executor;
+    corows::options o;
+    o.max_message_size = 64 * 1024 * 1024;
+    o.deflate.enabled = st.cfg.deflate;
+    // Room for every message in flight: a writer that waited for the socket while nobody
+    // reads the echoes could deadlock with a server that waits for us to read.
+    o.write_queue_limit = std::max(o.write_queue_limit, 2 * st.cfg.depth * (st.cfg.size + 14));
+    asio::ip::tcp::socket sock(ex);
+    co_await sock.async_connect(st.endpoint, asio::use_awaitable);
+    ws_t ws(std::move(sock), o);
+    co_await ws.handshake(st.target.host_field(), st.target.target);
+    if (st.cfg.deflate && !ws.deflate()) st.report_error("the server did not accept permessage-deflate");
+    st.open[id] = &ws;
+    struct unlist {
+        run_state& st;
+        std::size_t id;
+        ~unlist() { st.open[id] = nullptr; }
+    } guard{st, id};
+    ++st.connected;
+    ++st.settled;
+    settled = true;
+
+    std::size_t depth = st.cfg.hold ? 1 : st.cfg.depth;
+    std::vector<in_flight> ring(depth);
+    std::uint64_t next_seq = 0, next_echo = 0;
+    corows::message m;
+    bool holding = st.cfg.hold;
+    std::size_t to_send = holding ? st.cfg.rounds : SIZE_MAX;
+    while (next_seq < depth && next_seq < to_send) {
+        co_await send_one(ws, st, ring[next_seq % depth], id, next_seq);
+        ++next_seq;
+    }
+    if (holding && st.cfg.rounds == 0) {
+        ++st.ready;
+        st.wake.cancel();
+    }
+    for (;;) {
+        bool got = co_await ws.read_message(m);
+        if (!got) {
+            if (!st.stopping) st.report_error("the server closed a connection");
+            break;
+        }
+        if (next_echo == next_seq) {
+            st.report_error("an echo arrived that was never sent");
+            break;
+        }
+        const in_flight& slot = ring[next_echo % depth];
+        auto now = clock_type::now();
+        if (!verify(st, m, slot)) break;
+        ++next_echo;
+        if (st.measuring && !st.stopping) {
+            ++st.received;
+            st.latency.record(static_cast<std::uint64_t>(
+                std::chrono::duration_cast<std::chrono::nanoseconds>(now - slot.sent).count()));
+        }
+        if (holding && next_echo == st.cfg.rounds) {
+            ++st.ready;
+            st.wake.cancel();
+        }
+        if (st.stopping || next_seq >= to_send) {
+            if (next_echo == next_seq && !holding) break; // drained
+            continue;
+        }
+        co_await send_one(ws, st, ring[next_seq % depth], id, next_seq);
+        ++next_seq;
+    }
+    if (ws.is_open() && st.stopping) {
+        std::error_code ec;
+        co_await ws.close(1000, "done", ec);
+    }
+}
+
+asio::awaitable<void> run_connection(run_state& st, std::size_t id) {
+    bool settled = false;
+    try {
+        co_await connection(st, id, settled);
+    } catch (const std::exception& e) {
+        if (!st.stopping) st.report_error(e.what());
+    }
+    if (!settled) ++st.settled;
+    ++st.finished;
+    st.wake.cancel();
+}
+
+// Connects in waves: a burst of thousands of SYNs would overflow the server's listen backlog.
+asio::awaitable<void> open_all(run_state& st) {
+    auto ex = co_await asio::this_coro::executor;
+    constexpr std::size_t wave = 64;
+    for (std::size_t i = 0; i < st.cfg.connections; ++i) {
+        asio::co_spawn(ex, run_connection(st, i), asio::detached);
+        while (i + 1 - st.settled >= wave) {
+            asio::steady_timer t(ex, std::chrono::milliseconds(1));
+            co_await t.async_wait(asio::use_awaitable);
+        }
+    }
+    while (st.settled < st.cfg.connections) {
+        asio::steady_timer t(ex, std::chrono::milliseconds(1));
+        co_await t.async_wait(asio::use_awaitable);
+    }
+}
+
+asio::awaitable<void> sleep_for(std::chrono::duration<double> d) {
+    asio::steady_timer t(co_await asio::this_coro::executor,
+                         std::chrono::duration_cast<clock_type::duration>(d));
+    co_await t.async_wait(asio::use_awaitable);
+}
+
+// Waits until `done()` holds or `limit` passes; true if it holds.
+template <class Pred>
+asio::awaitable<bool> wait_until(run_state& st, Pred done, std::chrono::duration<double> limit) {
+    auto deadline = clock_type::now() + std::chrono::duration_cast<clock_type::duration>(limit);
+    while (!done()) {
+        auto now = clock_type::now();
+        if (now >= deadline) co_return false;
+        // Re-armed each time: cancel() only wakes a wait already pending.
+        st.wake.expires_at(std::min(deadline, now + std::chrono::milliseconds(100)));
+        std::error_code ec;
+        co_await st.wake.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    }
+    co_return true;
+}
+
+void abort_all(run_state& st) {
+    for (ws_t* ws : st.open)
+        if (ws) ws->abort();
+}
+
+// CPU seconds (user + system) used so far by this process.
+double own_cpu_seconds() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    auto secs = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+    return secs(u.ru_utime) + secs(u.ru_stime);
+}
+
+// CPU seconds used so far by process `pid` (from /proc/PID/stat); negative if unknown.
+double process_cpu_seconds(long pid) {
+    if (pid <= 0) return -1;
+    std::FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
+    if (!f) return -1;
+    char buf[1024];
+    std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+    std::fclose(f);
+    buf[n] = 0;
+    // Fields after the command name (which may hold spaces) start after the last ')'.
+    const char* p = std::strrchr(buf, ')');
+    if (!p) return -1;
+    unsigned long long utime = 0, stime = 0;
+    // state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime
+    if (std::sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2) return -1;
+    return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+asio::awaitable<void> measure(run_state& st) {
+    co_await open_all(st);
+    if (st.connected < st.cfg.connections) {
+        std::string what = "only ";
+        what += std::to_string(st.connected);
+        what += " connections opened";
+        st.report_error(what);
+    }
+    co_await sleep_for(std::chrono::duration<double>(st.cfg.warmup));
+    st.received = 0;
+    st.measuring = true;
+    auto t0 = clock_type::now();
+    double cpu0 = own_cpu_seconds(), server0 = process_cpu_seconds(st.cfg.server_pid);
+    co_await sleep_for(std::chrono::duration<double>(st.cfg.seconds));
+    st.stopping = true;
+    double secs = std::chrono::duration<double>(clock_type::now() - t0).count();
+    double load_cpu = (own_cpu_seconds() - cpu0) / secs;
+    double server1 = process_cpu_seconds(st.cfg.server_pid);
+    std::uint64_t msgs = st.received;
+    // Drain what is in flight (verifying it) and close; give up on stragglers after a while.
+    bool drained = co_await wait_until(st, [&] { return st.finished == st.cfg.connections; }, std::chrono::seconds(10));
+    if (!drained) {
+        st.report_error("connections did not finish in 10 s after the run");
+        abort_all(st);
+        co_await wait_until(st, [&] { return st.finished == st.cfg.connections; }, std::chrono::seconds(2));
+    }
+    double rate = static_cast<double>(msgs) / secs;
+    char line[512];
+    std::snprintf(line, sizeof line,
+                  "bench=echo server=%s size=%zu conns=%zu depth=%zu deflate=%d msgs_per_s=%.0f mb_per_s=%.2f "
+                  "p50_us=%.1f p99_us=%.1f p999_us=%.1f errors=%llu load_cpu=%.2f",
+                  st.cfg.name.c_str(), st.cfg.size, st.cfg.connections, st.cfg.depth, st.cfg.deflate ? 1 : 0, rate,
+                  rate * static_cast<double>(st.cfg.size) / 1e6, st.latency.quantile(0.5) / 1e3,
+                  st.latency.quantile(0.99) / 1e3, st.latency.quantile(0.999) / 1e3,
+                  static_cast<unsigned long long>(st.errors), load_cpu);
+    std::cout << line;
+    if (server0 >= 0 && server1 >= 0) {
+        std::snprintf(line, sizeof line, " server_cpu=%.2f", (server1 - server0) / secs);
+        std::cout << line;
+    }
+    std::cout << std::endl;
+}
+
+asio::awaitable<void> hold(run_state& st, asio::signal_set& signals) {
+    co_await open_all(st);
+    co_await wait_until(st, [&] { return st.ready + st.finished >= st.cfg.connections; }, std::chrono::hours(1));
+    std::cout << "ready conns=" << st.connected - st.finished << " errors=" << st.errors << std::endl;
+    std::error_code ec;
+    co_await signals.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    st.stopping = true;
+    abort_all(st);
+}
+
+// Every connection is a file descriptor: take all the kernel allows.
+void raise_fd_limit() {
+    rlimit r{};
+    if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
+        r.rlim_cur = r.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &r);
+    }
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    try {
+        settings cfg = parse_args(argc, argv);
+        raise_fd_limit();
+        asio::io_context ctx(1);
+        run_state st(cfg, ctx.get_executor());
+        st.target = corows::parse_url(cfg.url);
+        if (st.target.secure) throw std::invalid_argument("wss:// is not supported by the load generator");
+        asio::ip::tcp::resolver resolver(ctx);
+        st.endpoint = *resolver.resolve(st.target.host, std::to_string(st.target.port)).begin();
+        st.open.assign(cfg.connections, nullptr);
+        xorshift rng{0x9e3779b97f4a7c15ULL};
+        // Enough templates that a connection cycles through more than a 32 KiB deflate window
+        // of distinct messages, few enough to stay small at 16 KiB.
+        std::size_t templates = cfg.size <= 4096 ? 64 : 8;
+        for (std::size_t i = 0; i < templates; ++i) st.pool.push_back(make_payload(cfg.kind, cfg.size, rng));
+        asio::signal_set signals(ctx, SIGINT, SIGTERM);
+        bool failed = false;
+        auto on_done = [&](std::exception_ptr e) {
+            if (!e) return;
+            failed = true;
+            try {
+                std::rethrow_exception(e);
+            } catch (const std::exception& x) {
+                std::cerr << "echo_load: " << x.what() << '\n';
+            }
+        };
+        if (cfg.hold) asio::co_spawn(ctx, hold(st, signals), on_done);
+        else asio::co_spawn(ctx, measure(st), on_done);
+        ctx.run();
+        return failed || st.errors ? 1 : 0;
+    } catch (const std::exception& e) {
+        std::cerr << "echo_load: " << e.what() << '\n';
+        return 2;
+    }
+}

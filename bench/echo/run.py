@@ -1,0 +1,576 @@
+#!/usr/bin/env python3
+"""Echo benchmark driver: corows' examples/echo_server against the peer servers, in one run.
+
+    bench/echo/run.py [--seconds S] [--warmup S] [--quick] [--servers corows,beast,...]
+                      [--build DIR] [--idle-conns N] [--deflate-conns N] [--no-memory | --no-throughput]
+
+Each server runs pinned to core 0 and the load generator (echo_load) to core 1. For every
+server it measures the matrix of loads (payload 32 B, 1 KiB, 16 KiB x connections/in-flight
+1x1, 1x64, 64x8, 1000x1, deflate off; and 1 KiB JSON with permessage-deflate at 64x8), then
+the server's memory per connection: VmRSS growth over N idle connections, and over N
+connections with compression after messages flowed. It prints every echo_load line as it
+comes, then each corows figure as a ratio to each peer's, and writes results.md (Markdown
+tables) and results.svg (gnuplot, grouped bars of msgs/s) next to this script.
+
+Peers that are not built or do not load are skipped with a `bench=echo server=NAME skipped=...`
+line. tools/bench-echo installs and builds everything first, then runs this.
+"""
+import argparse
+import datetime
+import os
+import platform
+import queue
+import resource
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+SIZES = [32, 1024, 16384]
+LOADS = [(1, 1), (1, 64), (64, 8), (1000, 1)]  # (connections, messages in flight on each)
+SERVER_CPU = "0"
+LOAD_CPU = "1"
+PEER_NAMES = {
+    "corows": "corows",
+    "beast": "Boost.Beast 1.74",
+    "wspp": "websocketpp 0.8.2",
+    "ws": "Node ws 8",
+    "uws": "uWebSockets.js",
+}
+
+
+class Point:
+    """One load: what echo_load is asked to do."""
+
+    def __init__(self, size, conns, depth, deflate=False, json=False):
+        self.size, self.conns, self.depth, self.deflate, self.json = size, conns, depth, deflate, json
+
+    def key(self):
+        return (self.size, self.conns, self.depth, self.deflate)
+
+    def label(self):
+        size = f"{self.size // 1024} KiB" if self.size >= 1024 else f"{self.size} B"
+        what = f"{size} JSON, deflate" if self.deflate else size
+        return f"{what}, {self.conns} x {self.depth}"
+
+    def args(self):
+        a = ["--size", str(self.size), "--connections", str(self.conns), "--depth", str(self.depth)]
+        a += ["--json"] if self.json else ["--binary"]
+        if self.deflate:
+            a.append("--deflate")
+        return a
+
+
+def matrix():
+    points = [Point(s, c, d) for s in SIZES for (c, d) in LOADS]
+    points.append(Point(1024, 64, 8, deflate=True, json=True))
+    return points
+
+
+def server_commands(build):
+    peers = os.path.join(build, "peers")
+    node = shutil.which("node") or "node"
+    return {
+        "corows": lambda port, d: [os.path.join(build, "examples", "echo_server"), "--port", str(port)]
+        + (["--deflate"] if d else []),
+        "beast": lambda port, d: [os.path.join(peers, "beast_echo"), str(port)] + (["--deflate"] if d else []),
+        "wspp": lambda port, d: [os.path.join(peers, "wspp_echo"), str(port)] + (["--deflate"] if d else []),
+        "ws": lambda port, d: [node, os.path.join(HERE, "ws_echo.js"), str(port)] + (["--deflate"] if d else []),
+        "uws": lambda port, d: [node, os.path.join(HERE, "uws_echo.js"), str(port)] + (["--deflate"] if d else []),
+    }
+
+
+def unavailable(name, build):
+    """Why server `name` cannot run here, or None."""
+    cmd = server_commands(build)[name](0, False)
+    if name in ("ws", "uws"):
+        if not shutil.which("node"):
+            return "node not installed"
+        if name == "ws":
+            r = subprocess.run(["node", "-e", "require('ws')"], cwd=HERE, capture_output=True, text=True)
+            return None if r.returncode == 0 else "npm package ws not installed (run bench/echo/setup_peers.sh)"
+        r = subprocess.run(["node", cmd[1], "--check"], cwd=HERE, capture_output=True, text=True)
+        if r.returncode == 0:
+            return None
+        return (r.stderr.strip().splitlines() or ["does not load"])[-1].replace("uws: ", "")
+    if not os.access(cmd[0], os.X_OK):
+        return f"{cmd[0]} not built (run tools/bench-echo or bench/echo/setup_peers.sh)"
+    return None
+
+
+_next_port = [19100]
+
+
+def free_port():
+    """A port nothing listens on; each server start gets a new one (no TIME_WAIT surprises)."""
+    while True:
+        _next_port[0] += 1
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", _next_port[0]))
+                return _next_port[0]
+            except OSError:
+                continue
+
+
+class Server:
+    def __init__(self, name, build, deflate):
+        self.name = name
+        self.port = free_port()
+        cmd = ["taskset", "-c", SERVER_CPU] + server_commands(build)[name](self.port, deflate)
+        # A file, not a pipe: a server that logs every dropped connection must never block on
+        # a full pipe. taskset execs the server, so this pid is the server's own.
+        self.log = tempfile.TemporaryFile(mode="w+")
+        self.proc = subprocess.Popen(cmd, cwd=HERE, stdout=subprocess.DEVNULL, stderr=self.log)
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"{name} exited at start: {self.errors()}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
+                    break
+            except OSError:
+                time.sleep(0.05)
+        else:
+            self.stop()
+            raise RuntimeError(f"{name} does not listen on port {self.port}")
+        time.sleep(0.2)  # let the probe connection's teardown pass before measuring
+
+    def errors(self):
+        """The end of what the server wrote to stderr."""
+        self.log.seek(0)
+        return self.log.read().strip()[-300:]
+
+    def url(self):
+        return f"ws://127.0.0.1:{self.port}/"
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def rss_kib(self):
+        with open(f"/proc/{self.proc.pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        raise RuntimeError("no VmRSS")
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+def parse_line(line):
+    out = {}
+    for field in line.split():
+        if "=" in field:
+            k, v = field.split("=", 1)
+            out[k] = v
+    return out
+
+
+def run_point(load, server, point, seconds, warmup):
+    cmd = ["taskset", "-c", LOAD_CPU, load, "--url", server.url(), "--name", server.name,
+           "--seconds", str(seconds), "--warmup", str(warmup), "--server-pid", str(server.proc.pid)] + point.args()
+    limit = seconds + warmup + 60
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=limit)
+    except subprocess.TimeoutExpired:
+        print(f"bench=echo server={server.name} size={point.size} conns={point.conns} depth={point.depth} "
+              f"deflate={int(point.deflate)} failed=timeout", flush=True)
+        return None
+    lines = [l for l in r.stdout.splitlines() if l.startswith("bench=echo")]
+    if not lines:
+        why = (r.stderr.strip().splitlines() or [f"exit {r.returncode}"])[-1]
+        print(f"bench=echo server={server.name} size={point.size} conns={point.conns} depth={point.depth} "
+              f"deflate={int(point.deflate)} failed={why!r}", flush=True)
+        return None
+    print(lines[-1], flush=True)
+    for l in r.stderr.strip().splitlines()[:3]:
+        print(f"  {l}", flush=True)
+    return parse_line(lines[-1])
+
+
+def read_lines(pipe, q):
+    for line in pipe:
+        q.put(line)
+    q.put(None)
+
+
+def measure_memory(load, build, name, conns, deflate):
+    """KiB of server RSS per connection: idle ones, or (deflate) after 1 KiB JSON messages flowed."""
+    server = Server(name, build, deflate)
+    try:
+        time.sleep(0.3)
+        before = server.rss_kib()
+        cmd = ["taskset", "-c", LOAD_CPU, load, "--url", server.url(), "--connections", str(conns), "--hold"]
+        if deflate:
+            cmd += ["--rounds", "8", "--json", "--size", "1024", "--deflate"]
+        gen = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        q = queue.Queue()
+        threading.Thread(target=read_lines, args=(gen.stdout, q), daemon=True).start()
+        ready = None
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                line = q.get(timeout=1)
+            except queue.Empty:
+                continue
+            if line is None:
+                break
+            if line.startswith("ready"):
+                ready = parse_line(line)
+                break
+        try:
+            if ready is None:
+                err = gen.stderr.read() if gen.poll() is not None else "no ready line in 120 s"
+                return {"error": (err.strip().splitlines() or ["failed"])[-1]}
+            time.sleep(1.0)  # let the server finish whatever the last handshakes started
+            after = server.rss_kib()
+            held = int(ready["conns"])
+            return {"before": before, "after": after, "conns": held, "errors": int(ready["errors"]),
+                    "per_conn": (after - before) / held if held else 0.0}
+        finally:
+            if gen.poll() is None:
+                gen.send_signal(signal.SIGTERM)
+                try:
+                    gen.wait(30)
+                except subprocess.TimeoutExpired:
+                    gen.kill()
+                    gen.wait()
+    finally:
+        server.stop()
+
+
+def fmt_rate(v):
+    if v is None:
+        return "n/a"
+    if v >= 10000:
+        return f"{v / 1000:.0f}k"
+    if v >= 1000:
+        return f"{v / 1000:.1f}k"
+    return f"{v:.0f}"
+
+
+def fmt_ratio(a, b):
+    if a is None or b is None or b == 0:
+        return "n/a"
+    return f"{a / b:.2f}x"
+
+
+def machine():
+    cpu = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} cores, Linux {platform.release()}"
+
+
+def load_average():
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return 0.0
+
+
+def write_throughput(L, ran, peers, points, results):
+    L.append("## Echo round trips per second")
+    L.append("")
+    L.append("Payload, connections x messages in flight on each. Every echo is verified byte for byte. "
+             "† marks a point where the load generator's core was saturated and the server's was not: "
+             "the server could do more than shown.")
+    L.append("")
+    head = "| load | " + " | ".join(PEER_NAMES[s] for s in ran)
+    if "corows" in ran and peers:
+        head += " | corows / best peer"
+    L.append(head + " |")
+    L.append("|---" * (len(ran) + 1 + (1 if "corows" in ran and peers else 0)) + "|")
+    for p in points:
+        rates = {s: rate(results, s, p) for s in ran}
+        row = f"| {p.label()} | " + " | ".join(fmt_rate(rates[s]) + err_mark(results, s, p) for s in ran)
+        if "corows" in ran and peers:
+            best = max((rates[s] for s in peers if rates[s]), default=None)
+            row += " | " + fmt_ratio(rates["corows"], best)
+        L.append(row + " |")
+    L.append("")
+    L.append("## Latency with 1 connection x 1 in flight (µs, p50 / p99 / p99.9)")
+    L.append("")
+    L.append("| payload | " + " | ".join(PEER_NAMES[s] for s in ran) + " |")
+    L.append("|---" * (len(ran) + 1) + "|")
+    for p in points:
+        if (p.conns, p.depth) != (1, 1):
+            continue
+        cells = []
+        for s in ran:
+            r = results.get((s, p.key()))
+            cells.append(f"{r['p50_us']} / {r['p99_us']} / {r['p999_us']}" if r else "n/a")
+        L.append(f"| {p.label().split(',')[0]} | " + " | ".join(cells) + " |")
+    L.append("")
+
+
+def write_markdown(path, servers, points, results, memory, args, skipped, command):
+    ran = [s for s in servers if s not in skipped]
+    peers = [s for s in ran if s != "corows"]
+    L = []
+    L.append("# Echo benchmark results")
+    L.append("")
+    L.append(f"Measured {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC on {machine()}: "
+             f"server pinned to core {SERVER_CPU}, load generator (bench/echo/echo_load, corows' client) to core "
+             f"{LOAD_CPU}, {args.seconds} s per point after {args.warmup} s of warm-up. Command: `{command}`. "
+             f"Load average before the run: {args.load_before:.2f}" + (" (a busy machine: noisy figures)."
+                                                                      if args.load_before > 0.5 else "."))
+    L.append("")
+    for s in skipped:
+        L.append(f"- {PEER_NAMES[s]} skipped: {skipped[s]}")
+    if skipped:
+        L.append("")
+    if results:
+        write_throughput(L, ran, peers, points, results)
+    if memory:
+        L.append("## Server memory per connection (KiB, VmRSS growth / connections)")
+        L.append("")
+        L.append("| state | " + " | ".join(PEER_NAMES[s] for s in ran) + " |")
+        L.append("|---" * (len(ran) + 1) + "|")
+        for kind, title in (("idle", "idle"), ("deflate", "permessage-deflate, after 8 x 1 KiB JSON each way")):
+            cells = []
+            n = None
+            for s in ran:
+                m = memory.get((s, kind))
+                if not m or "error" in m:
+                    cells.append("n/a")
+                    continue
+                n = m["conns"]
+                cells.append(f"{m['per_conn']:.1f}")
+            L.append(f"| {title} ({n if n else '?'} connections) | " + " | ".join(cells) + " |")
+        L.append("")
+    if results:
+        L.append("![echo round trips per second](results.svg)")
+        L.append("")
+    with open(path, "w") as f:
+        f.write("\n".join(L))
+
+
+def rate(results, server, point):
+    r = results.get((server, point.key()))
+    return float(r["msgs_per_s"]) if r else None
+
+
+def err_mark(results, server, point):
+    r = results.get((server, point.key()))
+    if not r:
+        return ""
+    mark = f" ({r['errors']} errors)" if r.get("errors", "0") != "0" else ""
+    if load_bound(r):
+        mark += " †"
+    return mark
+
+
+def load_bound(r):
+    """True when the load generator, not the server, used up its core: the figure is a floor."""
+    try:
+        return float(r.get("load_cpu", 0)) >= 0.9 and float(r.get("server_cpu", 1)) < 0.9
+    except ValueError:
+        return False
+
+
+def write_chart(svg, servers, points, results, skipped):
+    gnuplot = shutil.which("gnuplot")
+    if not gnuplot:
+        print("no gnuplot: results.svg not written (apt-get install gnuplot-nox)")
+        return False
+    # gnuplot refuses a column with no numbers: leave out servers that produced none.
+    ran = [s for s in servers if s not in skipped and any(rate(results, s, p) for p in points)]
+    if not ran:
+        return False
+    data = os.path.join(os.path.dirname(svg), ".results.dat")
+    with open(data, "w") as f:
+        f.write("load " + " ".join(f'"{PEER_NAMES[s]}"' for s in ran) + "\n")
+        for p in points:
+            vals = [rate(results, s, p) for s in ran]
+            f.write(f'"{p.label()}" ' + " ".join(f"{v:.0f}" if v else "NaN" for v in vals) + "\n")
+    cols = " ".join(str(i + 2) for i in range(len(ran)))
+    script = f"""
+set terminal svg size 1200,560 dynamic font "sans,11" background rgb "white"
+set output "{svg}"
+set title "Echo round trips per second (server on one core; higher is better)"
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.85 border -1
+set boxwidth 0.9
+set logscale y
+set format y "%.0s%c"
+set ylabel "messages/s (log scale)"
+set grid ytics
+set key top right
+set xtics rotate by 30 right font ",9"
+set bmargin 7
+plot for [c in "{cols}"] "{data}" using int(c):xtic(1) title columnheader(int(c))
+"""
+    r = subprocess.run([gnuplot], input=script, capture_output=True, text=True)
+    os.remove(data)
+    if r.returncode != 0:
+        print(f"gnuplot failed: {r.stderr.strip()}")
+        return False
+    return True
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seconds", type=float, default=5.0, help="measured seconds per point (default 5)")
+    ap.add_argument("--warmup", type=float, default=1.0, help="warm-up seconds per point (default 1)")
+    ap.add_argument("--quick", action="store_true", help="smoke run: 1 s per point, fewer memory connections")
+    ap.add_argument("--servers", default="corows,beast,wspp,ws,uws", help="comma-separated subset")
+    ap.add_argument("--build", default=os.path.join(ROOT, "build-bench"), help="build directory")
+    ap.add_argument("--idle-conns", type=int, default=None, help="idle connections for memory (default 10000)")
+    ap.add_argument("--deflate-conns", type=int, default=None,
+                    help="connections for memory with compression (default 1000)")
+    ap.add_argument("--no-memory", action="store_true", help="skip the memory measurements")
+    ap.add_argument("--no-throughput", action="store_true", help="only the memory measurements")
+    ap.add_argument("--out", default=HERE, help="where results.md and results.svg go")
+    args = ap.parse_args()
+    if args.quick:
+        args.seconds, args.warmup = 1.0, 0.3
+    args.build = os.path.abspath(args.build)  # servers run with bench/echo as their directory
+    idle_conns = args.idle_conns or (1000 if args.quick else 10000)
+    deflate_conns = args.deflate_conns or (200 if args.quick else 1000)
+    command = "tools/bench-echo" + ("".join(f" {a}" for a in sys.argv[1:]))
+
+    # Servers and the load generator inherit this: every connection is a file descriptor.
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    if hard < idle_conns + 100:
+        print(f"RLIMIT_NOFILE is {hard}: using {hard - 100} idle connections")
+        idle_conns = hard - 100
+    if not shutil.which("taskset"):
+        sys.exit("taskset not found (util-linux)")
+    load = os.path.join(args.build, "bench", "echo_load")
+    if not os.access(load, os.X_OK):
+        sys.exit(f"{load} not built: run tools/bench-echo")
+
+    args.load_before = load_average()
+    if args.load_before > 0.5:
+        print(f"warning: load average {args.load_before:.2f}: other work on this machine makes the figures noisy",
+              flush=True)
+    servers = [s.strip() for s in args.servers.split(",") if s.strip()]
+    for s in servers:
+        if s not in PEER_NAMES:
+            sys.exit(f"unknown server {s}; known: {', '.join(PEER_NAMES)}")
+    skipped = {}
+    for s in servers:
+        why = unavailable(s, args.build)
+        if why:
+            skipped[s] = why
+            print(f"bench=echo server={s} skipped={why!r}", flush=True)
+
+    points = matrix()
+    results, memory = {}, {}
+    ran = [s for s in servers if s not in skipped]
+    # Every server of a mode runs at once (idle ones cost nothing) and each point visits them
+    # all in turn, in an order that rotates: a change in the machine's background load then
+    # falls on every server alike instead of on whichever ran at that moment.
+    for deflate in (False, True):
+        todo = [p for p in points if p.deflate == deflate and not args.no_throughput]
+        if not todo:
+            continue
+        running = {}
+        try:
+            for name in ran:
+                try:
+                    running[name] = Server(name, args.build, deflate)
+                except RuntimeError as e:
+                    print(f"bench=echo server={name} failed={str(e)!r}", flush=True)
+            for i, p in enumerate(todo):
+                names = list(running)
+                names = names[i % len(names):] + names[:i % len(names)] if names else names
+                for name in names:
+                    r = run_point(load, running[name], p, args.seconds, args.warmup)
+                    if r:
+                        results[(name, p.key())] = r
+                    if not running[name].alive():
+                        print(f"bench=echo server={name} died: {running[name].errors()!r}", flush=True)
+                        running[name].stop()
+                        try:
+                            running[name] = Server(name, args.build, deflate)
+                        except RuntimeError as e:
+                            print(f"bench=echo server={name} failed={str(e)!r}", flush=True)
+                            del running[name]
+        finally:
+            for server in running.values():
+                server.stop()
+    # Memory: a fresh server for each measurement, one at a time.
+    for name in ran:
+        if args.no_memory:
+            break
+        for kind, conns in (("idle", idle_conns), ("deflate", deflate_conns)):
+            try:
+                m = measure_memory(load, args.build, name, conns, kind == "deflate")
+            except (RuntimeError, OSError) as e:
+                m = {"error": str(e)}
+            memory[(name, kind)] = m
+            if "error" in m:
+                print(f"bench=echo_memory server={name} state={kind} failed={m['error']!r}", flush=True)
+            else:
+                print(f"bench=echo_memory server={name} state={kind} conns={m['conns']} rss_before_kib={m['before']} "
+                      f"rss_after_kib={m['after']} kib_per_conn={m['per_conn']:.2f} errors={m['errors']}",
+                      flush=True)
+
+    # corows against each peer of this same run.
+    if "corows" in ran:
+        for p in points:
+            c = results.get(("corows", p.key()))
+            if not c:
+                continue
+            for s in ran:
+                r = results.get((s, p.key()))
+                if s == "corows" or not r:
+                    continue
+                msgs = float(c["msgs_per_s"]) / float(r["msgs_per_s"]) if float(r["msgs_per_s"]) else 0
+                p50 = float(c["p50_us"]) / float(r["p50_us"]) if float(r["p50_us"]) else 0
+                print(f"ratio load={p.label().replace(' ', '')!s} vs={s} msgs_per_s={msgs:.2f}x "
+                      f"p50_us={p50:.2f}x", flush=True)
+        for kind in ("idle", "deflate"):
+            c = memory.get(("corows", kind))
+            if not c or "error" in c:
+                continue
+            for s in ran:
+                r = memory.get((s, kind))
+                if s == "corows" or not r or "error" in r or r["per_conn"] <= 0:
+                    continue
+                print(f"ratio memory={kind} vs={s} kib_per_conn={c['per_conn'] / r['per_conn']:.2f}x", flush=True)
+
+    os.makedirs(args.out, exist_ok=True)
+    md = os.path.join(args.out, "results.md")
+    svg = os.path.join(args.out, "results.svg")
+    write_markdown(md, servers, points, results, memory, args, skipped, command)
+    if write_chart(svg, servers, points, results, skipped):
+        print(f"wrote {md} and {svg}")
+    else:
+        print(f"wrote {md}")
+    # Failed points, echo errors and failed memory measurements make the run fail.
+    expected = 0 if args.no_throughput else len(points) * len([s for s in servers if s not in skipped])
+    bad = expected - len(results) + sum(1 for r in results.values() if r.get("errors", "0") != "0")
+    bad += sum(1 for m in memory.values() if "error" in m or m.get("errors", 0))
+    if bad:
+        print(f"{bad} points failed or had errors")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Installs and builds the peer echo servers of the echo benchmark; idempotent (a second run
+# only checks). Peers built from C++ go to $PEERS (default build-bench/peers).
+#
+#   bench/echo/setup_peers.sh [PEERS_DIR]
+#
+# Boost.Beast and websocketpp come from Debian packages, Node ws and uWebSockets.js from npm
+# (versions pinned in package.json; no package-lock.json is written).
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+peers="${1:-$root/build-bench/peers}"
+mkdir -p "$peers"
+
+# Debian packages: what corows' release build needs (for echo_server and echo_load), Boost
+# (Beast and Boost.System are header-only in 1.74), websocketpp, gnuplot for the chart, taskset, Node.
+need=()
+have() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+for p in meson ninja-build g++ pkg-config libasio-dev zlib1g-dev libssl-dev python3 util-linux \
+         libboost-dev libwebsocketpp-dev gnuplot-nox; do
+    have "$p" || need+=("$p")
+done
+command -v node >/dev/null || need+=(nodejs)
+command -v npm >/dev/null || need+=(npm)
+if [ ${#need[@]} -gt 0 ]; then
+    echo "setup_peers: installing ${need[*]}"
+    as_root=()
+    [ "$(id -u)" -ne 0 ] && as_root=(sudo)
+    "${as_root[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${need[@]}"
+fi
+
+# Rebuilds $2 from $1 when the source is newer; the rest are compiler arguments.
+build() {
+    local src="$1" out="$2"
+    shift 2
+    if [ ! -x "$out" ] || [ "$src" -nt "$out" ]; then
+        echo "setup_peers: building $(basename "$out")"
+        g++ -O2 -DNDEBUG "$@" "$src" -o "$out.tmp" && mv "$out.tmp" "$out"
+    fi
+}
+build "$here/beast_echo.cpp" "$peers/beast_echo" -std=c++20 -pthread
+build "$here/wspp_echo.cpp" "$peers/wspp_echo" -std=c++17 -pthread -lz
+
+# Node peers: ws (with bufferutil, as ws recommends) and uWebSockets.js.
+if ! (cd "$here" && node -e "require('ws'); require('bufferutil')" 2>/dev/null) ||
+   [ "$here/package.json" -nt "$here/node_modules" ]; then
+    echo "setup_peers: npm install in bench/echo"
+    (cd "$here" && npm install --no-package-lock --no-audit --no-fund --loglevel=error)
+    touch "$here/node_modules"
+fi
+# uWebSockets.js is optional: its prebuilt addon may not load here (it wants glibc 2.38).
+(cd "$here" && node uws_echo.js --check 2>&1) || echo "setup_peers: uWebSockets.js will be skipped"
+echo "setup_peers: peers ready in $peers"

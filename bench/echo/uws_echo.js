@@ -1,0 +1,53 @@
+// uWebSockets.js echo server for the echo benchmark (npm @btc-vision/uwebsockets.js, a
+// prebuilt addon): one thread, permessage-deflate when started with --deflate. uWS sets
+// TCP_NODELAY itself.
+//
+//   node uws_echo.js PORT [--deflate]
+//   node uws_echo.js --check      (only says whether the addon loads)
+//
+// Exits with status 3 and a message on stderr if the addon does not load on this machine
+// (it wants a newer glibc than Debian 12's).
+'use strict';
+let uWS;
+try {
+  uWS = require('@btc-vision/uwebsockets.js');
+} catch (e) {
+  // The package's own message blames the Node version; the addon's loader error says why.
+  let why = String(e.message).split('\n')[0];
+  try {
+    const dir = require('path').join(__dirname, 'node_modules', '@btc-vision', 'uwebsockets.js');
+    require(`${dir}/uws_${process.platform}_${process.arch}_${process.versions.modules}.node`);
+  } catch (inner) {
+    why = String(inner.message).split('\n')[0].replace(/ \(required by .*\)$/, '');
+  }
+  console.error(`uws: the addon does not load: ${why}`);
+  process.exit(3);
+}
+
+if (process.argv.includes('--check')) {
+  console.log('uws: the addon loads');
+  process.exit(0);
+}
+
+const port = Number(process.argv[2]);
+const deflate = process.argv.includes('--deflate');
+uWS.App()
+  .ws('/*', {
+    // The shared compressor is uWS's default when compression is on; dedicated ones cost
+    // memory per connection.
+    compression: deflate ? uWS.SHARED_COMPRESSOR : uWS.DISABLED,
+    maxPayloadLength: 64 * 1024 * 1024,
+    maxBackpressure: 64 * 1024 * 1024,
+    idleTimeout: 0,
+    message: (ws, message, isBinary) => {
+      ws.send(message, isBinary, deflate);
+    },
+  })
+  .listen('127.0.0.1', port, (token) => {
+    if (!token) {
+      console.error(`uws: cannot listen on 127.0.0.1:${port}`);
+      process.exit(1);
+    }
+    console.log(`listening on 127.0.0.1:${port}`);
+  });
+for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(0));
