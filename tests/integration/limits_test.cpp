@@ -29,15 +29,17 @@
 #include <mutex>
 #include <thread>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define COROWS_LIMITS_ASAN 1
+// AddressSanitizer's and ThreadSanitizer's allocators (quarantine, shadow memory) make RSS
+// say nothing about ours: under them only the behaviour is checked.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define COROWS_LIMITS_SANITIZED 1
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define COROWS_LIMITS_ASAN 1
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define COROWS_LIMITS_SANITIZED 1
 #endif
 #endif
-#ifndef COROWS_LIMITS_ASAN
-#define COROWS_LIMITS_ASAN 0
+#ifndef COROWS_LIMITS_SANITIZED
+#define COROWS_LIMITS_SANITIZED 0
 #endif
 
 namespace {
@@ -53,7 +55,7 @@ using std::chrono::milliseconds;
 using clock_type = std::chrono::steady_clock;
 
 constexpr std::size_t KiB = 1024, MiB = 1024 * 1024;
-constexpr bool memory_is_measurable = COROWS_LIMITS_ASAN == 0;
+constexpr bool memory_is_measurable = COROWS_LIMITS_SANITIZED == 0;
 
 // ------------------------------------------------------------------------------ /proc/self
 
@@ -78,7 +80,7 @@ void reset_peak_rss() {
 /// freed, and later large blocks then come from the heap, which keeps freed space resident;
 /// a fixed threshold sends every large buffer back to the kernel when it is freed.
 void large_blocks_return_to_the_kernel() {
-#if defined(__GLIBC__) && !COROWS_LIMITS_ASAN
+#if defined(__GLIBC__) && !COROWS_LIMITS_SANITIZED
     mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 #endif
 }
