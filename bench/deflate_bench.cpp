@@ -8,10 +8,20 @@
 // CPU time, not wall time: on a shared machine that removes most of the noise of being
 // descheduled, and the work is single-threaded and never waits.
 //
+// A second part (bench=deflate_shared) times compression alone, per message, of the
+// paths a message without context takeover can take: the thread's shared zlib stream
+// (deflateReset per message), libdeflate rewritten to the flush form, libdeflate's BFINAL
+// output as is, beside a raw zlib deflate+deflateReset loop at the same level (vs_raw_zlib)
+// and Beast's per-connection settings (level 8, memLevel 4, context takeover); then the
+// shared inflater, and the per-connection memory each preset needs by zlib's formulas.
+//
 // Usage: deflate_bench [level] [repetitions] [size]   (build with --buildtype=release)
+//        deflate_bench shared [repetitions]           (only the second part)
 #include <corows/byte_buffer.hpp>
 #include <corows/deflate_stream.hpp>
 #include <corows/inflate_stream.hpp>
+#include <corows/shared_compressor.hpp>
+#include <corows/shared_inflater.hpp>
 
 #include <zlib.h>
 
@@ -22,6 +32,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -203,9 +214,181 @@ run_result run_raw_zlib(const corpus& c, int level, bool no_context_takeover) {
     return r;
 }
 
+// Compression alone: `compress` turns each message into a payload; returns the best run.
+template <class Compress>
+run_result time_compress(const corpus& c, int reps, Compress compress) {
+    run_result best;
+    best.seconds = 1e9;
+    for (int rep = 0; rep < reps; ++rep) {
+        run_result r;
+        double start = cpu_seconds();
+        for (std::size_t i = 0; i < c.count; ++i) {
+            const std::string& msg = c.messages[i % c.messages.size()];
+            r.compressed += compress(msg).size();
+            r.original += msg.size();
+        }
+        r.seconds = cpu_seconds() - start;
+        if (r.seconds < best.seconds) best = r;
+    }
+    return best;
+}
+
+// Every payload of `compress` must inflate to its message with a fresh inflater.
+template <class Compress>
+void verify_no_context(const corpus& c, Compress compress) {
+    corows::byte_buffer out;
+    for (std::size_t i = 0; i < std::min<std::size_t>(c.count, 200); ++i) {
+        const std::string& msg = c.messages[i];
+        auto payload = compress(msg);
+        out.clear();
+        if (corows::inflate_shared(payload, window_bits, out, SIZE_MAX)) die("shared inflate");
+        verify(out.data().data(), out.size(), msg);
+    }
+}
+
+class raw_zlib_no_context {
+public:
+    raw_zlib_no_context(int level, int mem) : buf_(1 << 20) {
+        if (deflateInit2(&d_, level, Z_DEFLATED, -window_bits, mem, Z_DEFAULT_STRATEGY) != Z_OK)
+            die("deflateInit2");
+    }
+    ~raw_zlib_no_context() { deflateEnd(&d_); }
+    raw_zlib_no_context(const raw_zlib_no_context&) = delete;
+    raw_zlib_no_context& operator=(const raw_zlib_no_context&) = delete;
+
+    std::span<const std::uint8_t> operator()(const std::string& msg, bool reset = true) {
+        d_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(msg.data()));
+        d_.avail_in = static_cast<uInt>(msg.size());
+        d_.next_out = buf_.data();
+        d_.avail_out = static_cast<uInt>(buf_.size());
+        if (deflate(&d_, Z_SYNC_FLUSH) != Z_OK || d_.avail_in != 0) die("deflate");
+        std::size_t n = buf_.size() - d_.avail_out - 4;
+        if (reset) deflateReset(&d_);
+        return {buf_.data(), n};
+    }
+
+private:
+    z_stream d_{};
+    std::vector<std::uint8_t> buf_;
+};
+
+void shared_part(int reps) {
+    std::printf("bench=deflate_shared libdeflate=%s\n", corows::libdeflate_available() ? "yes" : "no");
+    for (std::size_t size : {1024u, 16384u}) {
+        std::size_t count = std::min<std::size_t>(10000, (16u << 20) / size);
+        json_generator gen(777u + static_cast<unsigned>(size));
+        corpus c;
+        for (std::size_t i = 0; i < count; ++i) c.messages.push_back(gen.make(size));
+        c.count = count;
+        auto report = [&](const char* engine, int level, int mem, const run_result& r, const run_result& raw) {
+            double us = r.seconds / static_cast<double>(c.count) * 1e6;
+            std::printf("bench=deflate_shared size=%zu engine=%s level=%d mem_level=%d us_per_msg=%.2f "
+                        "MB_per_s=%.0f ratio=%.3f vs_raw_zlib=%.2f raw_zlib_us=%.2f\n",
+                        size, engine, level, mem, us,
+                        static_cast<double>(r.original) / r.seconds / 1e6,
+                        static_cast<double>(r.compressed) / static_cast<double>(r.original),
+                        r.seconds / raw.seconds, raw.seconds / static_cast<double>(c.count) * 1e6);
+            std::fflush(stdout);
+        };
+        for (int level : {1, 3, 6}) {
+            raw_zlib_no_context raw_loop(level, 8);
+            auto raw = time_compress(c, reps, [&](const std::string& m) { return raw_loop(m); });
+            report("raw_zlib", level, 8, raw, raw);
+            for (int mem : {8, 4, 1}) {
+                corows::shared_deflate_settings s;
+                s.level = level;
+                s.mem_level = mem;
+                s.use_libdeflate = false;
+                auto f = [&](const std::string& m) {
+                    std::error_code ec;
+                    auto out = corows::compress_shared(corows::as_bytes(m), s, ec);
+                    if (ec) die("compress_shared");
+                    return out;
+                };
+                verify_no_context(c, f);
+                report("shared_zlib", level, mem, time_compress(c, reps, f), raw);
+            }
+            if (!corows::libdeflate_available()) continue;
+            for (bool final_block : {false, true}) {
+                corows::shared_deflate_settings s;
+                s.level = level;
+                s.final_block = final_block;
+                auto f = [&](const std::string& m) {
+                    std::error_code ec;
+                    auto out = corows::compress_shared(corows::as_bytes(m), s, ec);
+                    if (ec) die("compress_shared");
+                    return out;
+                };
+                verify_no_context(c, f);
+                report(final_block ? "libdeflate_bfinal" : "libdeflate", level, 0,
+                       time_compress(c, reps, f), raw);
+            }
+        }
+        {
+            // Beast 1.74's settings in the echo benchmark: level 8, memLevel 4, takeover.
+            raw_zlib_no_context raw_loop(3, 8);
+            auto raw = time_compress(c, reps, [&](const std::string& m) { return raw_loop(m); });
+            corows::deflate_stream beast(window_bits, false, 8, 4);
+            auto f = [&](const std::string& m) {
+                std::error_code ec;
+                auto out = beast.compress(corows::as_bytes(m), ec);
+                if (ec) die("compress");
+                return out;
+            };
+            report("beast_takeover_zlib", 8, 4, time_compress(c, reps, f), raw);
+            corows::deflate_stream ours(window_bits, false, 3, 8);
+            auto g = [&](const std::string& m) {
+                std::error_code ec;
+                auto out = ours.compress(corows::as_bytes(m), ec);
+                if (ec) die("compress");
+                return out;
+            };
+            report("takeover_zlib", 3, 8, time_compress(c, reps, g), raw);
+        }
+        {
+            // The receiving side: the shared inflater on what the default sends.
+            corows::shared_deflate_settings s;
+            std::vector<std::vector<std::uint8_t>> payloads;
+            for (const auto& m : c.messages) {
+                std::error_code ec;
+                auto p = corows::compress_shared(corows::as_bytes(m), s, ec);
+                payloads.emplace_back(p.begin(), p.end());
+            }
+            corows::byte_buffer out;
+            double best = 1e9;
+            for (int rep = 0; rep < reps; ++rep) {
+                double start = cpu_seconds();
+                for (const auto& p : payloads) {
+                    out.clear();
+                    if (corows::inflate_shared(p, window_bits, out, SIZE_MAX)) die("inflate_shared");
+                }
+                best = std::min(best, cpu_seconds() - start);
+            }
+            std::printf("bench=deflate_shared size=%zu engine=inflate_shared us_per_msg=%.2f\n", size,
+                        best / static_cast<double>(c.count) * 1e6);
+        }
+    }
+    // zlib's state sizes (zconf.h): deflate 2^(w+2) + 2^(m+9), inflate 2^w + ~7 KiB.
+    auto deflate_kib = [](int w, int m) { return ((1 << (w + 2)) + (1 << (m + 9))) / 1024; };
+    auto inflate_kib = [](int w) { return ((1 << w) + 7 * 1024) / 1024; };
+    std::printf("bench=deflate_memory preset=shared per_connection_kib=%d (deflate 0, inflate %d)\n",
+                inflate_kib(15), inflate_kib(15));
+    std::printf("bench=deflate_memory preset=no_context_takeover per_connection_kib=0\n");
+    std::printf("bench=deflate_memory preset=small_window per_connection_kib=%d (deflate %d, inflate %d)\n",
+                deflate_kib(11, 3) + inflate_kib(11), deflate_kib(11, 3), inflate_kib(11));
+    std::printf("bench=deflate_memory preset=full_context per_connection_kib=%d (deflate %d, inflate %d)\n",
+                deflate_kib(15, 8) + inflate_kib(15), deflate_kib(15, 8), inflate_kib(15));
+    std::printf("bench=deflate_memory preset=beast per_connection_kib=%d (deflate %d, inflate %d)\n",
+                deflate_kib(15, 4) + inflate_kib(15), deflate_kib(15, 4), inflate_kib(15));
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
+    if (argc > 1 && std::strcmp(argv[1], "shared") == 0) {
+        shared_part(argc > 2 ? std::max(1, std::atoi(argv[2])) : 5);
+        return 0;
+    }
     int level = argc > 1 ? std::atoi(argv[1]) : corows::default_deflate_level;
     int reps = argc > 2 ? std::max(1, std::atoi(argv[2])) : 5;
     std::size_t only = argc > 3 ? std::strtoul(argv[3], nullptr, 10) : 0;
@@ -250,4 +433,5 @@ int main(int argc, char** argv) {
             }
         }
     }
+    shared_part(reps);
 }

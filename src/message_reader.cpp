@@ -1,5 +1,6 @@
 #include <corows/mask.hpp>
 #include <corows/message_reader.hpp>
+#include <corows/shared_inflater.hpp>
 
 #include <algorithm>
 
@@ -111,7 +112,6 @@ std::error_code message_reader::begin_data_frame(const frame_header& h, message&
         message_size_ = 0;
         out.storage().clear();
         utf8_.reset();
-        if (compressed_ && !inflater_) inflater_.emplace(inflate_window_bits_, inflate_no_context_takeover_);
     }
     message_size_ += h.payload_length;
     if (message_size_ > (compressed_ ? rules_.max_frame_size : max_message_size_))
@@ -127,7 +127,18 @@ std::error_code message_reader::consume_payload(std::span<std::uint8_t> chunk, m
     byte_buffer& storage = out.storage();
     if (compressed_) {
         std::size_t before = storage.size();
-        if (auto ec = inflater_->write(chunk, storage, max_message_size_)) return ec;
+        std::error_code ec;
+        if (inflate_no_context_takeover_ && !inflater_ && remaining_ == 0 && frame_.fin) {
+            // No earlier byte of this message was inflated and no later one will come: the
+            // whole compressed message is in `chunk`, and the thread's shared inflater takes
+            // it in one call. A message that spans reads gets its own stream below, until
+            // finish_message() frees it.
+            ec = inflate_shared(chunk, inflate_window_bits_, storage, max_message_size_);
+        } else {
+            if (!inflater_) inflater_.emplace(inflate_window_bits_, inflate_no_context_takeover_);
+            ec = inflater_->write(chunk, storage, max_message_size_);
+        }
+        if (ec) return ec;
         if (kind_ == message_kind::text && !utf8_.write(storage.data().subspan(before)))
             return error::invalid_utf8;
         return {};
@@ -139,11 +150,13 @@ std::error_code message_reader::consume_payload(std::span<std::uint8_t> chunk, m
 
 std::error_code message_reader::finish_message(message& out) {
     byte_buffer& storage = out.storage();
-    if (compressed_) {
+    if (compressed_ && inflater_) {
         std::size_t before = storage.size();
         if (auto ec = inflater_->finish(storage, max_message_size_)) return ec;
         if (kind_ == message_kind::text && !utf8_.write(storage.data().subspan(before)))
             return error::invalid_utf8;
+        // Without context takeover nothing carries over: keep no memory between messages.
+        if (inflate_no_context_takeover_) inflater_.reset();
     }
     if (kind_ == message_kind::text && !utf8_.finish()) return error::invalid_utf8;
     in_message_ = false;

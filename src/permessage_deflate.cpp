@@ -125,8 +125,9 @@ std::optional<deflate_params> negotiate_deflate(std::span<const extension> offer
         if (!offer->client_max_window_bits && client_limit < 15) continue;
 
         deflate_params p;
-        p.server_no_context_takeover =
-            offer->server_no_context_takeover || options.server_no_context_takeover;
+        p.server_no_context_takeover = offer->server_no_context_takeover ||
+                                       options.server_no_context_takeover ||
+                                       options.shared_compressor;
         p.client_no_context_takeover =
             offer->client_no_context_takeover || options.client_no_context_takeover;
         p.server_max_window_bits = std::min(offer->server_max_window_bits.value_or(15), server_limit);
@@ -188,6 +189,29 @@ std::error_code accept_deflate_response(std::span<const extension> response,
     }
     out = agreed;
     return {};
+}
+
+deflate_options deflate_preset_options(deflate_preset preset) noexcept {
+    deflate_options o;
+    o.enabled = true;
+    switch (preset) {
+    case deflate_preset::shared:
+        break;
+    case deflate_preset::no_context_takeover:
+        o.server_no_context_takeover = true;
+        o.client_no_context_takeover = true;
+        break;
+    case deflate_preset::small_window:
+        o.shared_compressor = false;
+        o.server_max_window_bits = 11;
+        o.client_max_window_bits = 11;
+        o.mem_level = 3;
+        break;
+    case deflate_preset::full_context:
+        o.shared_compressor = false;
+        break;
+    }
+    return o;
 }
 
 deflate_direction sending_direction(const deflate_params& params, role local) noexcept {

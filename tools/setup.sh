@@ -1,7 +1,7 @@
 # Sourced by tools/check and tools/demo: installs what is missing on a Debian 12 machine.
 # apt-get update runs at most once, and only when something is missing.
 
-corows_packages=(meson ninja-build g++ pkg-config libasio-dev zlib1g-dev libboost-test-dev
+corows_packages=(meson ninja-build g++ pkg-config libasio-dev zlib1g-dev libdeflate-dev libboost-test-dev
                  libssl-dev openssl python3 python3-websockets clang-16 libclang-rt-16-dev)
 
 install_missing() {

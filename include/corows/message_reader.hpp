@@ -48,8 +48,11 @@ public:
     /// A reader for `cfg`; permessage-deflate stays off until enable_deflate().
     explicit message_reader(const reader_config& cfg) noexcept;
 
-    /// Accepts RSV1 messages from now on, inflating with `window_bits`, reset after each
-    /// message when `no_context_takeover`. The inflater itself is created on first use.
+    /// Accepts RSV1 messages from now on, inflating with `window_bits`. With context
+    /// takeover the reader's own inflater is created at the first compressed message and
+    /// kept. With `no_context_takeover` a message whose compressed bytes all arrive in one
+    /// read() goes through the thread's shared inflater (see inflate_shared()); one that
+    /// spans reads gets its own inflater for that message only.
     void enable_deflate(int window_bits, bool no_context_takeover) noexcept;
 
     /// Consumes bytes from `buffer[pos...]`, advancing `pos`, until one event is complete.
@@ -60,7 +63,7 @@ public:
     /// True while a fragmented message is partly received.
     bool in_message() const noexcept { return in_message_; }
 
-    /// Bytes of inflate state held (0 until a compressed message arrived).
+    /// True while this reader holds its own inflater (see enable_deflate()).
     bool inflater_allocated() const noexcept { return inflater_.has_value(); }
 
 private:

@@ -28,6 +28,12 @@ struct writer_deflate {
     int level = 6;
     int mem_level = 8;
     std::size_t threshold = 0;     ///< messages shorter than this go out uncompressed
+    /// Without context takeover: libdeflate for unfragmented messages when the build has it
+    /// (see shared_deflate_settings); zlib otherwise and always with context takeover.
+    bool use_libdeflate = true;
+    /// Without context takeover, libdeflate's BFINAL block goes out unrewritten (see
+    /// shared_deflate_settings::final_block).
+    bool final_block = false;
 };
 
 /// Largest close frame payload: the 2-byte code and 123 bytes of reason.
@@ -39,7 +45,9 @@ public:
     /// A writer for `cfg`; compression stays off until enable_deflate().
     explicit message_writer(const writer_config& cfg);
 
-    /// Compresses messages from now on (the deflater is created at the first one).
+    /// Compresses messages from now on. With context takeover the writer's own deflater is
+    /// created at the first compressed message; without, every message comes from the
+    /// thread's shared compressor (compress_shared()) and the writer holds no deflate state.
     void enable_deflate(const writer_deflate& d) noexcept { deflate_cfg_ = d; deflate_enabled_ = true; }
 
     /// True if a message of `size` bytes would be compressed when `allow` is set.
@@ -69,7 +77,7 @@ public:
     /// Frame payload size used for fragmentation (0: none).
     std::size_t frame_size() const noexcept { return frame_size_; }
 
-    /// True once a compressed message allocated the deflater.
+    /// True once a compressed message allocated the writer's own deflater.
     bool deflater_allocated() const noexcept { return deflater_.has_value(); }
 
     /// The local role.

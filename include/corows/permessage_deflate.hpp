@@ -43,7 +43,39 @@ struct deflate_options {
     /// and 64 bytes come out at 18, 34 and 62 bytes for 3-6 µs each; with takeover 32 bytes
     /// still shrink to 13. 64 is about where compressing stops costing bytes in both modes.
     std::size_t threshold = 64;
+    /// Server only: impose server_no_context_takeover (RFC 7692 §7.1.1.1 lets a server
+    /// always do so), so our messages come from the thread's shared compressor
+    /// (compress_shared()) and a connection holds no deflate state; the client's direction
+    /// keeps whatever the other options give it. Clients ignore this.
+    bool shared_compressor = true;
+    /// Without context takeover, compress unfragmented messages with libdeflate when the
+    /// build has it (about twice zlib's speed at the same level); zlib otherwise.
+    bool use_libdeflate = true;
+    /// Send libdeflate's final (BFINAL=1) block as it is (RFC 7692 §7.2.3.4) rather than
+    /// rewriting it into the 00 00 FF FF flush form. Python websockets and Node ws inflate
+    /// it; strict receivers that reject bytes after a final block do not. Off by default.
+    bool final_block = false;
 };
+
+/// Named deflate_options, from most memory and best ratio to least; measured on 1 KiB JSON
+/// (bench/deflate_bench, echo_server RSS growth over 1,000 connections): see each value.
+enum class deflate_preset : std::uint8_t {
+    /// The default of deflate_options{}: the server's direction without context takeover
+    /// from the shared compressor (libdeflate), the client's direction with its full window.
+    shared,
+    /// No context takeover either way: both directions use the thread's shared streams, so
+    /// a connection holds no compression state at all; 1 KiB JSON compresses less.
+    no_context_takeover,
+    /// Context takeover both ways within 2^11-byte windows, memLevel 3: a small per-
+    /// connection state that still learns from earlier messages. The client's window is
+    /// imposed, so offers without client_max_window_bits are declined.
+    small_window,
+    /// Context takeover both ways, full windows, memLevel 8: the best ratio, the most memory.
+    full_context,
+};
+
+/// Enabled deflate_options for `preset` (see deflate_preset); adjust fields afterwards.
+deflate_options deflate_preset_options(deflate_preset preset) noexcept;
 
 /// The negotiated agreement, identical on both ends after a successful handshake.
 struct deflate_params {

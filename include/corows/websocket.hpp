@@ -749,6 +749,8 @@ private:
             wd.level = s->opts.deflate.level;
             wd.mem_level = s->opts.deflate.mem_level;
             wd.threshold = s->opts.deflate.threshold;
+            wd.use_libdeflate = s->opts.deflate.use_libdeflate;
+            wd.final_block = s->opts.deflate.final_block;
             s->writer.enable_deflate(wd);
         }
         if (s->opts.tcp_nodelay) {

@@ -3,6 +3,7 @@
 #include <corows/mask.hpp>
 #include <corows/message_reader.hpp>
 #include <corows/message_writer.hpp>
+#include <corows/shared_compressor.hpp>
 
 #include <boost/test/unit_test.hpp>
 
@@ -85,6 +86,32 @@ BOOST_AUTO_TEST_CASE(compression_follows_rfc7692_and_the_threshold) {
     out.clear();
     BOOST_REQUIRE(!w.append_message(out, message_kind::text, str("Hello"), true));
     BOOST_TEST(to_vec(out) == (bytes{0xc1, 0x05, 0xf2, 0x00, 0x11, 0x00, 0x00}));
+}
+
+// Without context takeover every message comes from the thread's shared compressor: the
+// writer allocates nothing, and each "Hello" is §7.2.3.1's bytes again, fragmented or not.
+BOOST_AUTO_TEST_CASE(no_context_takeover_uses_the_shared_compressor) {
+    for (std::size_t frame_size : {std::size_t{0}, std::size_t{3}})
+        for (bool lib : {false, true}) {
+            corows::message_writer w(corows::writer_config{role::server, frame_size});
+            corows::writer_deflate d;
+            d.no_context_takeover = true;
+            d.use_libdeflate = lib;
+            w.enable_deflate(d);
+            for (int i = 0; i < 3; ++i) {
+                corows::byte_buffer out;
+                BOOST_REQUIRE(!w.append_message(out, message_kind::text, str("Hello"), true));
+                if (frame_size == 0 && lib && corows::libdeflate_available()) // §7.2.3.3's stored form
+                    BOOST_TEST(to_vec(out) == (bytes{0xc1, 0x0b, 0x00, 0x05, 0x00, 0xfa, 0xff, 0x48, 0x65,
+                                                     0x6c, 0x6c, 0x6f, 0x00}));
+                else if (frame_size == 0)
+                    BOOST_TEST(to_vec(out) == (bytes{0xc1, 0x07, 0xf2, 0x48, 0xcd, 0xc9, 0xc9, 0x07, 0x00}));
+                else
+                    BOOST_TEST(to_vec(out) == (bytes{0x41, 0x03, 0xf2, 0x48, 0xcd, 0x00, 0x03, 0xc9,
+                                                     0xc9, 0x07, 0x80, 0x01, 0x00}));
+                BOOST_TEST(!w.deflater_allocated());
+            }
+        }
 }
 
 BOOST_AUTO_TEST_CASE(compressed_fragments_carry_rsv1_on_the_first_only) {

@@ -24,9 +24,12 @@ ext_list parse(std::string_view header) {
     return v;
 }
 
+// The explicit settings the tables below describe: without the default's shared compressor,
+// which adds server_no_context_takeover to every server answer (see shared_default_*).
 deflate_options enabled() {
     deflate_options o;
     o.enabled = true;
+    o.shared_compressor = false;
     return o;
 }
 
@@ -407,6 +410,68 @@ BOOST_AUTO_TEST_CASE(both_roles_agree) {
                             ++checked;
                         }
     BOOST_TEST(checked == 4 * 4 * 4 * 4 * 4 * 4);
+}
+
+// The default server answers every offer with server_no_context_takeover (RFC 7692 §7.1.1.1
+// lets it), so its messages come from the shared compressor; the client keeps its window.
+BOOST_AUTO_TEST_CASE(shared_default_imposes_server_no_context_takeover) {
+    deflate_options server;
+    server.enabled = true;
+    BOOST_TEST(server.shared_compressor);
+    for (std::string_view offer : {"permessage-deflate", "permessage-deflate; client_max_window_bits",
+                                   "permessage-deflate; server_no_context_takeover",
+                                   "permessage-deflate; client_max_window_bits=10"}) {
+        std::string response;
+        auto p = corows::negotiate_deflate(parse(offer), server, response);
+        BOOST_TEST_REQUIRE(p.has_value());
+        BOOST_TEST(p->server_no_context_takeover);
+        BOOST_TEST(!p->client_no_context_takeover);
+        BOOST_TEST(response.find("server_no_context_takeover") != std::string::npos);
+        // The client accepts the answer to its own offer.
+        std::optional<deflate_params> at_client;
+        corows::deflate_offer_params o = *corows::parse_deflate_offer(parse(offer)[0]);
+        BOOST_TEST(!corows::accept_deflate_response(parse(response), o, at_client));
+        BOOST_TEST_REQUIRE(at_client.has_value());
+        BOOST_TEST((*at_client == *p));
+    }
+}
+
+// A client ignores shared_compressor: its default offer asks nothing of the server.
+BOOST_AUTO_TEST_CASE(shared_default_leaves_client_offer_alone) {
+    deflate_options client;
+    client.enabled = true;
+    BOOST_TEST(corows::deflate_offer(client) == "permessage-deflate; client_max_window_bits");
+}
+
+BOOST_AUTO_TEST_CASE(presets) {
+    using corows::deflate_preset;
+    auto shared = corows::deflate_preset_options(deflate_preset::shared);
+    BOOST_TEST(shared.enabled);
+    BOOST_TEST(shared.shared_compressor);
+    BOOST_TEST(!shared.client_no_context_takeover);
+    auto none = corows::deflate_preset_options(deflate_preset::no_context_takeover);
+    BOOST_TEST((none.server_no_context_takeover && none.client_no_context_takeover));
+    auto small = corows::deflate_preset_options(deflate_preset::small_window);
+    BOOST_TEST(!small.shared_compressor);
+    BOOST_TEST(small.server_max_window_bits == 11);
+    BOOST_TEST(small.client_max_window_bits == 11);
+    auto full = corows::deflate_preset_options(deflate_preset::full_context);
+    BOOST_TEST((!full.shared_compressor && !full.server_no_context_takeover &&
+                !full.client_no_context_takeover && full.server_max_window_bits == 15));
+
+    std::string response;
+    auto p = corows::negotiate_deflate(parse("permessage-deflate; client_max_window_bits"), none, response);
+    BOOST_TEST_REQUIRE(p.has_value());
+    BOOST_TEST(response == "permessage-deflate; server_no_context_takeover; client_no_context_takeover");
+    p = corows::negotiate_deflate(parse("permessage-deflate; client_max_window_bits"), small, response);
+    BOOST_TEST_REQUIRE(p.has_value());
+    BOOST_TEST(response == "permessage-deflate; server_max_window_bits=11; client_max_window_bits=11");
+    // small_window must impose the client's window: an offer that cannot take it is declined.
+    p = corows::negotiate_deflate(parse("permessage-deflate"), small, response);
+    BOOST_TEST(!p.has_value());
+    p = corows::negotiate_deflate(parse("permessage-deflate; client_max_window_bits"), full, response);
+    BOOST_TEST_REQUIRE(p.has_value());
+    BOOST_TEST(response == "permessage-deflate");
 }
 
 BOOST_AUTO_TEST_CASE(directions_follow_the_role) {

@@ -1,0 +1,76 @@
+#include "flush_form.hpp"
+
+#include <zlib.h>
+
+#include <climits>
+#include <memory>
+#include <new>
+
+namespace corows::detail {
+namespace {
+
+// One raw inflater per thread: it only locates block boundaries, and nothing survives a call.
+class boundary_finder {
+public:
+    boundary_finder() {
+        if (inflateInit2(&zs_, -15) != Z_OK) throw std::bad_alloc();
+    }
+    ~boundary_finder() { inflateEnd(&zs_); }
+    boundary_finder(const boundary_finder&) = delete;
+    boundary_finder& operator=(const boundary_finder&) = delete;
+
+    bool rewrite(byte_buffer& data, std::size_t inflated_size) {
+        if (data.empty() || data.size() > UINT_MAX || inflated_size >= UINT_MAX) return false;
+        if (inflateReset(&zs_) != Z_OK) return false;
+        // The output is discarded; only the bit positions matter.
+        scratch_.clear();
+        if (scratch_.capacity() > max_retained && inflated_size < max_retained / 2) scratch_.shrink_to(0);
+        auto out = scratch_.prepare(inflated_size + 1);
+        zs_.next_in = data.data().data();
+        zs_.avail_in = static_cast<uInt>(data.size());
+        zs_.next_out = out.data();
+        zs_.avail_out = static_cast<uInt>(inflated_size + 1);
+        std::size_t last_start = 0; // bit offset of the header of the block being decoded
+        for (;;) {
+            // Z_BLOCK stops after every end-of-block code, before the next header is read.
+            int rc = inflate(&zs_, Z_BLOCK);
+            if (rc != Z_OK) return false;
+            if ((zs_.data_type & 128) == 0) {
+                if (zs_.avail_in == 0 || zs_.avail_out == 0) return false; // truncated or too long
+                continue;
+            }
+            auto unused_bits = static_cast<std::size_t>(zs_.data_type & 7);
+            std::size_t end = std::size_t{zs_.total_in} * 8 - unused_bits;
+            if ((zs_.data_type & 64) == 0) {
+                last_start = end;
+                continue;
+            }
+            // The final block just ended: its end-of-block code must be in the last byte.
+            if (zs_.avail_in != 0 || zs_.total_out != inflated_size) return false;
+            auto bytes = data.data();
+            bytes[last_start / 8] &= static_cast<std::uint8_t>(~(1u << (last_start % 8)));
+            // The peer's 00 00 FF FF must begin right after a stored block header (3 zero
+            // bits) and the padding to a byte boundary. With 3+ padding bits the header is
+            // already there; otherwise it spills into one more zero byte.
+            if (unused_bits < 3) {
+                static constexpr std::uint8_t zero[1] = {0};
+                data.append(zero);
+            }
+            return true;
+        }
+    }
+
+private:
+    static constexpr std::size_t max_retained = 1024 * 1024;
+    z_stream zs_{};
+    byte_buffer scratch_;
+};
+
+} // namespace
+
+bool to_flush_form(byte_buffer& data, std::size_t inflated_size) {
+    thread_local boundary_finder finder;
+    return finder.rewrite(data, inflated_size);
+}
+
+} // namespace corows::detail

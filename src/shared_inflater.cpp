@@ -1,0 +1,29 @@
+#include <corows/inflate_stream.hpp>
+#include <corows/shared_inflater.hpp>
+
+#include <algorithm>
+#include <array>
+#include <memory>
+
+namespace corows {
+
+std::error_code inflate_shared(std::span<const std::uint8_t> payload, int window_bits,
+                               byte_buffer& out, std::size_t limit) {
+    // One per window size: a larger window would accept distances the peer agreed not to use.
+    thread_local std::array<std::unique_ptr<inflate_stream>, 8> inflaters;
+    int bits = std::clamp(window_bits, 8, 15);
+    auto& slot = inflaters[static_cast<std::size_t>(bits - 8)];
+    if (!slot) slot = std::make_unique<inflate_stream>(bits, true);
+    std::error_code ec;
+    try {
+        ec = slot->write(payload, out, limit);
+        if (!ec) ec = slot->finish(out, limit);
+    } catch (...) {
+        slot->reset();
+        throw;
+    }
+    if (ec) slot->reset(); // finish() resets only on success
+    return ec;
+}
+
+} // namespace corows
