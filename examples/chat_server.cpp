@@ -6,16 +6,15 @@
 // Prints "listening on ADDR:PORT" once it accepts connections; Ctrl-C stops it gracefully.
 #include "chat_html.hpp" // chat_html: examples/chat.html, compiled in
 
+#include <corows/prepared_message.hpp>
 #include <corows/server.hpp>
 
-#include <asio/experimental/awaitable_operators.hpp>
 #include <asio/signal_set.hpp>
 #include <asio/steady_timer.hpp>
 #include <asio/write.hpp>
 
 #include <array>
 #include <csignal>
-#include <deque>
 #include <iostream>
 #include <memory>
 #include <set>
@@ -26,92 +25,50 @@
 namespace {
 
 using ws_type = corows::websocket<asio::ip::tcp::socket>;
-using chat_message = std::shared_ptr<const corows::message>; // one copy, shared by all outboxes
-
-// Broadcast policy: each member has its own outbox and its own sender coroutine, so a reader
-// that keeps up never waits for one that does not. A member whose outbox grows past this is
-// dropped (closed with 1008) rather than skipped: skipping would silently leave it with a
-// wrong picture of the conversation, and either way memory stays bounded (this much plus the
-// connection's own write queue limit).
-constexpr std::size_t max_backlog_bytes = 1024 * 1024;
-
-struct member {
-    explicit member(ws_type& w) : ws(w), wake(w.get_executor(), std::chrono::steady_clock::time_point::max()) {}
-    ws_type& ws;
-    std::deque<chat_message> outbox;
-    std::size_t backlog = 0; // bytes in outbox
-    bool too_slow = false;
-    asio::steady_timer wake; // never expires: cancel() is the wake-up call
-};
 
 // Everyone on /chat. The server runs one thread, so the room needs no lock.
 class room {
 public:
-    void join(const std::shared_ptr<member>& m) { members_.insert(m); }
-    void leave(const std::shared_ptr<member>& m) { members_.erase(m); }
+    void join(ws_type& ws) { members_.insert(&ws); }
+    void leave(ws_type& ws) { members_.erase(&ws); }
 
-    void broadcast(const chat_message& msg) {
-        for (const auto& m : members_) {
-            if (m->too_slow) continue;
-            if (m->backlog + msg->size() > max_backlog_bytes) {
-                m->too_slow = true;
-            } else {
-                m->outbox.push_back(msg);
-                m->backlog += msg->size();
-            }
-            m->wake.cancel();
+    // One prepared message for everyone: framed (and compressed, for the usual no-context-
+    // takeover browsers) once, and queued by reference on every connection, not copied.
+    void broadcast(const corows::message& m) {
+        auto pm = corows::prepared_message::make(m.data(), m.kind());
+        for (ws_type* ws : members_) {
+            if (ws->send(pm) || !ws->is_open()) continue;
+            // Its queue is full (options::write_queue_limit): a reader that does not keep up
+            // is dropped rather than skipped, since skipping would silently give it a wrong
+            // picture of the conversation. Memory stays bounded either way.
+            asio::co_spawn(ws->get_executor(), drop(*ws), asio::detached);
         }
     }
 
 private:
-    std::set<std::shared_ptr<member>> members_;
+    static asio::awaitable<void> drop(ws_type& ws) {
+        std::error_code ignored;
+        co_await ws.close(static_cast<std::uint16_t>(corows::close_code::policy_violation), "too slow", ignored);
+    }
+
+    std::set<ws_type*> members_;
 };
 
-// Both loops end normally on any failure, so that `||` below ends the other one.
-asio::awaitable<void> receive(ws_type& ws, room& r) {
+asio::awaitable<void> chat(ws_type& ws, const corows::http_request& req, room& r) {
+    co_await ws.accept(req);
+    r.join(ws);
+    struct leave_room {
+        room& r;
+        ws_type& ws;
+        ~leave_room() { r.leave(ws); }
+    } leave{r, ws};
     corows::message m;
     for (;;) {
         std::error_code ec;
         co_await ws.read_message(m, ec);
         if (ec) co_return;
-        r.broadcast(std::make_shared<const corows::message>(m)); // the copy owns its bytes
+        r.broadcast(m);
     }
-}
-
-asio::awaitable<void> send(std::shared_ptr<member> me) {
-    std::error_code ec;
-    for (;;) {
-        if (me->too_slow) {
-            co_await me->ws.close(static_cast<std::uint16_t>(corows::close_code::policy_violation),
-                                  "too slow", ec);
-            co_return;
-        }
-        if (!me->outbox.empty()) {
-            chat_message msg = std::move(me->outbox.front());
-            me->outbox.pop_front();
-            me->backlog -= msg->size();
-            co_await me->ws.write_message(*msg, ec);
-            if (ec) co_return;
-            continue;
-        }
-        co_await me->wake.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-        auto cs = co_await asio::this_coro::cancellation_state;
-        if (cs.cancelled() != asio::cancellation_type::none) co_return;
-    }
-}
-
-asio::awaitable<void> chat(ws_type& ws, const corows::http_request& req, room& r) {
-    using namespace asio::experimental::awaitable_operators;
-    co_await ws.accept(req);
-    auto me = std::make_shared<member>(ws);
-    r.join(me);
-    struct leave_room {
-        room& r;
-        std::shared_ptr<member>& me;
-        ~leave_room() { r.leave(me); }
-    } leave{r, me};
-    // Whichever ends first (the peer closed, or this member was dropped) ends the other.
-    co_await (receive(ws, r) || send(me));
 }
 
 asio::awaitable<void> page(ws_type& ws, const corows::http_request& req) {

@@ -1,6 +1,8 @@
 // Echo server: sends every message back as it came (text as text, binary as binary).
 //
-//   echo_server [--address A] [--port N] [--threads N] [--deflate] [--cert FILE --key FILE]
+//   echo_server [--address A] [--port N] [--threads N] [--deflate]
+//               [--deflate-preset shared|no_context_takeover|small_window|full_context]
+//               [--cert FILE --key FILE]
 //
 // Prints "listening on ADDR:PORT" once it accepts connections; Ctrl-C stops it gracefully.
 #include <corows/server.hpp>
@@ -24,8 +26,18 @@ struct settings {
     unsigned short port = 9001;
     std::size_t threads = 1;
     bool deflate = false;
+    corows::deflate_preset preset = corows::deflate_preset::shared;
     std::string cert, key;
 };
+
+corows::deflate_preset parse_preset(std::string_view name) {
+    using corows::deflate_preset;
+    if (name == "shared") return deflate_preset::shared;
+    if (name == "no_context_takeover") return deflate_preset::no_context_takeover;
+    if (name == "small_window") return deflate_preset::small_window;
+    if (name == "full_context") return deflate_preset::full_context;
+    throw std::invalid_argument("unknown deflate preset " + std::string(name));
+}
 
 settings parse_args(int argc, char** argv) {
     settings s;
@@ -39,6 +51,10 @@ settings parse_args(int argc, char** argv) {
         else if (arg == "--port") s.port = static_cast<unsigned short>(std::stoul(value()));
         else if (arg == "--threads") s.threads = std::stoul(value());
         else if (arg == "--deflate") s.deflate = true;
+        else if (arg == "--deflate-preset") {
+            s.deflate = true;
+            s.preset = parse_preset(value());
+        }
         else if (arg == "--cert") s.cert = value();
         else if (arg == "--key") s.key = value();
         else throw std::invalid_argument("unknown argument " + std::string(arg));
@@ -74,7 +90,8 @@ int main(int argc, char** argv) {
         corows::server_options o;
         o.threads = s.threads;
         o.connection.max_message_size = 64 * 1024 * 1024;
-        // The server's defaults accept every legal permessage-deflate offer shape.
+        // The default preset (shared) accepts every legal permessage-deflate offer shape.
+        o.connection.deflate = corows::deflate_preset_options(s.preset);
         o.connection.deflate.enabled = s.deflate;
         o.on_error = [](std::exception_ptr e) {
             try {

@@ -11,6 +11,7 @@ import http.client
 import json
 import os
 import signal
+import socket
 import ssl
 import subprocess
 import sys
@@ -218,6 +219,32 @@ def scenario_chat(program):
                 await b.send(note)
                 for ws in (a, b):
                     check(await asyncio.wait_for(ws.recv(), TIMEOUT) == note, "broadcast from b")
+                # A reader that stops reading is dropped (1008) once its queue is full; the
+                # others keep getting everything.
+                # A small receive buffer (it also turns off the kernel's autotuning, which on
+                # loopback would take in tens of megabytes) so the flood overflows quickly.
+                small = socket.socket()
+                small.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 * 1024)
+                small.connect(("127.0.0.1", srv.port))
+                async with websockets.connect(uri, max_queue=1, sock=small) as slow:
+                    await asyncio.sleep(0.2)  # joined before the flood
+                    for i in range(400):
+                        big = os.urandom(30000).hex()  # compresses only to about half
+                        await a.send("%d %s" % (i, big))
+                        for ws in (a, b):
+                            got = await asyncio.wait_for(ws.recv(), TIMEOUT)
+                            check(got.startswith("%d " % i), "flood message %d" % i)
+                    received = 0
+                    try:
+                        while True:
+                            await asyncio.wait_for(slow.recv(), TIMEOUT)
+                            received += 1
+                    except websockets.ConnectionClosed:
+                        pass
+                    # 1008 "too slow"; 1006 if the flood outlasted the server's close timeout
+                    # (the close frame sat behind the data the slow reader never read).
+                    check(slow.close_code in (1008, 1006), "slow reader closed with %s" % slow.close_code)
+                    check(received < 400, "slow reader got all %d messages" % received)
                 # A client that leaves does not disturb the others.
                 await a.close()
                 await b.send("still here")

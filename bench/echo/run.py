@@ -310,6 +310,24 @@ def write_throughput(L, ran, peers, points, results):
             row += " | " + fmt_ratio(rates["corows"], best)
         L.append(row + " |")
     L.append("")
+    L.append("## Server CPU per echo (µs, lower is better)")
+    L.append("")
+    L.append("The server's CPU time over the measured window divided by the echoes in it: how much "
+             "each echo costs the server, whichever side was the bottleneck.")
+    L.append("")
+    head = "| load | " + " | ".join(PEER_NAMES[s] for s in ran)
+    if "corows" in ran and peers:
+        head += " | best peer / corows"
+    L.append(head + " |")
+    L.append("|---" * (len(ran) + 1 + (1 if "corows" in ran and peers else 0)) + "|")
+    for p in points:
+        costs = {s: cpu_per_echo(results, s, p) for s in ran}
+        row = f"| {p.label()} | " + " | ".join(f"{costs[s]:.2f}" if costs[s] else "n/a" for s in ran)
+        if "corows" in ran and peers:
+            best = min((costs[s] for s in peers if costs[s]), default=None)
+            row += " | " + fmt_ratio(best, costs["corows"])
+        L.append(row + " |")
+    L.append("")
     L.append("## Latency with 1 connection x 1 in flight (µs, p50 / p99 / p99.9)")
     L.append("")
     L.append("| payload | " + " | ".join(PEER_NAMES[s] for s in ran) + " |")
@@ -380,6 +398,16 @@ def err_mark(results, server, point):
     if load_bound(r):
         mark += " †"
     return mark
+
+
+def cpu_per_echo(results, server, point):
+    """Microseconds of server CPU per echo at `point`, or None."""
+    r = results.get((server, point.key()))
+    try:
+        rate_ = float(r["msgs_per_s"]) if r else 0.0
+        return float(r["server_cpu"]) * 1e6 / rate_ if rate_ > 0 else None
+    except (KeyError, ValueError):
+        return None
 
 
 def load_bound(r):

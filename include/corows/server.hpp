@@ -121,7 +121,9 @@ public:
 
     /// A server whose streams `make_stream` builds from accepted sockets.
     basic_server(server_options opts, stream_factory make_stream)
-        : opts_(std::move(opts)), make_stream_(std::move(make_stream)) {
+        : opts_(std::move(opts)),
+          connection_opts_(std::make_shared<const options>(opts_.connection)),
+          make_stream_(std::move(make_stream)) {
         if (opts_.threads == 0) opts_.threads = 1;
         for (std::size_t i = 0; i < opts_.threads; ++i) workers_.push_back(std::make_unique<worker>());
     }
@@ -221,8 +223,8 @@ private:
 
     // One connection; it stays registered with its thread while anyone holds it.
     struct connection : std::enable_shared_from_this<connection> {
-        connection(Stream s, const options& o, worker& w)
-            : ws(std::move(s), o), owner(&w), pos(w.live.insert(w.live.end(), this)) {}
+        connection(Stream s, std::shared_ptr<const options> o, worker& w)
+            : ws(std::move(s), std::move(o)), owner(&w), pos(w.live.insert(w.live.end(), this)) {}
         connection(const connection&) = delete;
         connection& operator=(const connection&) = delete;
         ~connection() {
@@ -326,7 +328,7 @@ private:
     }
 
     asio::awaitable<void> serve(asio::ip::tcp::socket sock, worker& w) {
-        auto c = std::make_shared<connection>(make_stream_(std::move(sock)), opts_.connection, w);
+        auto c = std::make_shared<connection>(make_stream_(std::move(sock)), connection_opts_, w);
         if (w.stopping) co_return;
         if constexpr (requires(Stream& s) { s.async_handshake(Stream::server, asio::use_awaitable); }) {
             std::error_code ec;
@@ -347,25 +349,29 @@ private:
             co_await c->ws.accept(ec);
             if (ec) co_return; // refused: the client got its HTTP answer
         }
-        std::exception_ptr failure;
-        try {
-            co_await handler_(c->ws);
-        } catch (...) {
-            failure = std::current_exception();
-        }
-        if (failure && !is_closed_error(failure)) report(failure);
-        if (c->ws.is_open()) {
-            // A handler that returns or throws is done with its connection: close it properly.
-            std::error_code ignored;
-            std::uint16_t code = failure ? static_cast<std::uint16_t>(close_code::internal_error)
-                                         : static_cast<std::uint16_t>(close_code::normal);
-            co_await c->ws.close(code, {}, ignored);
-        }
+        // The handler runs as a coroutine of its own, not inside this one: this frame and the
+        // handshake's are gone while the connection lives, and an idle connection holds only
+        // the handler's frames.
+        auto& ws = c->ws;
+        asio::co_spawn(w.ctx, handler_(ws), [this, c = std::move(c)](std::exception_ptr failure) mutable {
+            handler_done(std::move(c), failure);
+        });
     }
 
-    static asio::awaitable<void> going_away(std::shared_ptr<connection> c) {
+    // A handler that returns or throws is done with its connection: close it properly.
+    void handler_done(std::shared_ptr<connection> c, std::exception_ptr failure) {
+        if (failure && !is_closed_error(failure)) report(failure);
+        if (!c->ws.is_open()) return;
+        auto code = failure ? close_code::internal_error : close_code::normal;
+        auto& ctx = c->owner->ctx;
+        asio::co_spawn(ctx, close_connection(std::move(c), code, {}), asio::detached);
+    }
+
+    // Closes `c` with `code` and `reason` (a string literal: it outlives the coroutine).
+    static asio::awaitable<void> close_connection(std::shared_ptr<connection> c, close_code code,
+                                                  std::string_view reason) {
         std::error_code ignored;
-        co_await c->ws.close(static_cast<std::uint16_t>(close_code::going_away), "server shutting down", ignored);
+        co_await c->ws.close(static_cast<std::uint16_t>(code), reason, ignored);
     }
 
     // The live connections of `w`, held so that acting on one cannot end another's life
@@ -390,7 +396,7 @@ private:
             // Open connections get a close handshake; ones still in their opening handshake
             // (or serving plain HTTP in run_raw) are cut.
             if (c->ws.is_open()) {
-                asio::co_spawn(w.ctx, going_away(c), asio::detached);
+                asio::co_spawn(w.ctx, close_connection(c, close_code::going_away, "server shutting down"), asio::detached);
             } else {
                 c->ws.abort();
             }
@@ -408,6 +414,7 @@ private:
     }
 
     server_options opts_;
+    std::shared_ptr<const options> connection_opts_; // one copy for every connection
     stream_factory make_stream_;
     handler_type handler_;
     bool raw_ = false;

@@ -9,11 +9,13 @@
 #include <corows/message.hpp>
 #include <corows/options.hpp>
 #include <corows/permessage_deflate.hpp>
+#include <corows/prepared_message.hpp>
 
 #include <asio/awaitable.hpp>
 #include <asio/buffer.hpp>
 #include <asio/co_spawn.hpp>
 #include <asio/detached.hpp>
+#include <asio/post.hpp>
 #include <asio/ip/tcp.hpp>
 #include <asio/redirect_error.hpp>
 #include <asio/this_coro.hpp>
@@ -63,7 +65,10 @@ public:
 
     /// Wraps a connected stream; the handshake is still to be done.
     explicit websocket(Stream stream, const options& opts = {})
-        : s_(std::make_shared<state>(std::move(stream), opts)) {}
+        : websocket(std::move(stream), std::make_shared<const options>(opts)) {}
+    /// Wraps a connected stream with settings shared with other connections (a server's).
+    websocket(Stream stream, std::shared_ptr<const options> opts)
+        : s_(std::make_shared<state>(std::move(stream), std::move(opts))) {}
 
     websocket(websocket&&) noexcept = default;
     /// Closes this connection's transport (if open) and takes over `other`'s.
@@ -101,11 +106,11 @@ public:
     std::string_view close_reason() const noexcept { return s_->peer_reason; }
 
     /// Called with each ping's payload (the pong is sent automatically).
-    void on_ping(std::function<void(std::span<const std::uint8_t>)> f) { s_->on_ping = std::move(f); }
+    void on_ping(std::function<void(std::span<const std::uint8_t>)> f) { s_->callbacks_for_setting().on_ping = std::move(f); }
     /// Called with each pong's payload.
-    void on_pong(std::function<void(std::span<const std::uint8_t>)> f) { s_->on_pong = std::move(f); }
+    void on_pong(std::function<void(std::span<const std::uint8_t>)> f) { s_->callbacks_for_setting().on_pong = std::move(f); }
     /// Called when the peer's close frame arrives, with its code and reason.
-    void on_close(std::function<void(std::uint16_t, std::string_view)> f) { s_->on_close = std::move(f); }
+    void on_close(std::function<void(std::uint16_t, std::string_view)> f) { s_->callbacks_for_setting().on_close = std::move(f); }
 
     // ---------------------------------------------------------------- server handshake
 
@@ -128,7 +133,7 @@ public:
         http_request_parser parser(s->opts.http);
         arm_deadline(s, s->opts.handshake_timeout);
         ec = co_await read_head(s, parser);
-        s->deadline.cancel();
+        disarm_deadline(s);
         co_return parser.release();
     }
 
@@ -191,10 +196,12 @@ public:
         // Assemble in the connection, not in this frame: a cancelled read must not take the
         // fragments it consumed down with it.
         auto s = s_;
-        std::error_code ec = co_await do_read(s, s->assembly);
+        if (!s->assembly) s->assembly = std::make_unique<message>();
+        std::error_code ec;
+        co_await do_read(s, *s->assembly, &ec);
         if (ec == error::closed) co_return std::nullopt;
         throw_if(ec);
-        message m = std::move(s->assembly);
+        message m = std::move(*s->assembly);
         m.own();
         co_return std::optional<message>(std::move(m));
     }
@@ -202,14 +209,9 @@ public:
     /// closed. An unfragmented uncompressed payload is borrowed from the receive buffer
     /// (valid until the next read). Throws like read_message(). A cancelled read leaves the
     /// part of a message already received in `m`: pass the same `m` to the next read.
-    asio::awaitable<bool> read_message(message& m) {
-        std::error_code ec = co_await do_read(s_, m);
-        if (ec == error::closed) co_return false;
-        throw_if(ec);
-        co_return true;
-    }
+    asio::awaitable<bool> read_message(message& m) { return do_read(s_, m, nullptr); }
     /// Reads the next message into `m`; error::closed once the connection closed.
-    asio::awaitable<void> read_message(message& m, std::error_code& ec) { ec = co_await do_read(s_, m); }
+    asio::awaitable<void> read_message(message& m, std::error_code& ec) { co_await do_read(s_, m, &ec); }
 
     // ---------------------------------------------------------------- writing
 
@@ -218,28 +220,56 @@ public:
     /// the message reaches the threshold.
     asio::awaitable<void> write_message(std::span<const std::uint8_t> payload, message_kind kind,
                                         bool compress = true) {
-        throw_if(co_await do_write(s_, payload, kind, compress));
+        return write(s_, payload, kind, compress, nullptr);
     }
     /// As write_message(payload, kind, compress), reporting failure in `ec`.
     asio::awaitable<void> write_message(std::span<const std::uint8_t> payload, message_kind kind,
                                         bool compress, std::error_code& ec) {
-        ec = co_await do_write(s_, payload, kind, compress);
+        return write(s_, payload, kind, compress, &ec);
     }
     /// Writes `m` with its own kind (an echo).
     asio::awaitable<void> write_message(const message& m) {
-        throw_if(co_await do_write(s_, m.data(), m.kind(), true));
+        return write(s_, m.data(), m.kind(), true, nullptr);
     }
     /// Writes `m` with its own kind, reporting failure in `ec`.
     asio::awaitable<void> write_message(const message& m, std::error_code& ec) {
-        ec = co_await do_write(s_, m.data(), m.kind(), true);
+        return write(s_, m.data(), m.kind(), true, &ec);
     }
     /// Writes a text message (`text` must be UTF-8).
     asio::awaitable<void> write_text(std::string_view text) {
-        throw_if(co_await do_write(s_, as_bytes(text), message_kind::text, true));
+        return write(s_, as_bytes(text), message_kind::text, true, nullptr);
     }
     /// Writes a binary message.
     asio::awaitable<void> write_binary(std::span<const std::uint8_t> data) {
-        throw_if(co_await do_write(s_, data, message_kind::binary, true));
+        return write(s_, data, message_kind::binary, true, nullptr);
+    }
+
+    /// Queues a prepared message (a broadcast) without waiting: its frame is shared by
+    /// reference, not copied, except where this connection needs other bytes (a client
+    /// masks; a compressor with context takeover, or a frame_size, encodes its own). Returns
+    /// false, queueing nothing, if the queue is at options::write_queue_limit (a consumer too
+    /// slow for the broadcast: drop or close it), while a large message is being written from
+    /// the caller's memory, or once the connection is closing or closed.
+    bool send(const std::shared_ptr<const prepared_message>& pm) {
+        const auto& s = s_;
+        if (write_status(s) || s->writing_direct || s->queued() >= s->opts.write_queue_limit) return false;
+        if (auto ec = queue_prepared(s, pm)) {
+            asio::co_spawn(s->stream.get_executor(), fail(s, ec), asio::detached);
+            return false;
+        }
+        return true;
+    }
+    /// Queues a prepared message like send(), waiting for room (like write_message) instead
+    /// of failing when the queue is full.
+    asio::awaitable<void> write_prepared(std::shared_ptr<const prepared_message> pm) {
+        auto s = s_;
+        for (;;) {
+            throw_if(write_status(s));
+            if (!s->writing_direct && s->queued() < s->opts.write_queue_limit) break;
+            kick(s);
+            throw_if(co_await wait(s));
+        }
+        if (auto ec = queue_prepared(s, pm)) throw_if(co_await fail(s, ec));
     }
 
     /// Sends a ping with up to 125 bytes of payload.
@@ -303,8 +333,9 @@ private:
     // Closes the transport when `d` expires, unless the deadline is cancelled or re-armed.
     static void arm_deadline(const std::shared_ptr<state>& s, std::chrono::milliseconds d) {
         if (d.count() <= 0) return;
-        s->deadline.expires_after(d);
-        s->deadline.async_wait([w = std::weak_ptr<state>(s)](std::error_code ec) {
+        auto& t = s->timer(s->deadline);
+        t.expires_after(d);
+        t.async_wait([w = std::weak_ptr<state>(s)](std::error_code ec) {
             if (ec) return;
             if (auto s = w.lock()) {
                 s->timed_out = true;
@@ -313,10 +344,15 @@ private:
         });
     }
 
+    // Cancels the deadline and frees its timer: an open connection keeps none.
+    static void disarm_deadline(const std::shared_ptr<state>& s) { s->deadline.reset(); }
+
     // Waits for notify(); returns operation_aborted only if this operation was cancelled.
     static asio::awaitable<std::error_code> wait(const std::shared_ptr<state>& s) {
         std::error_code ec;
-        co_await s->signal.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        ++s->waiters;
+        co_await s->timer(s->signal).async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        --s->waiters;
         auto cs = co_await asio::this_coro::cancellation_state;
         if (cs.cancelled() != asio::cancellation_type::none) co_return asio::error::operation_aborted;
         co_return std::error_code{};
@@ -324,8 +360,16 @@ private:
 
     // ---------------------------------------------------------------- reading internals
 
-    static asio::awaitable<std::error_code> read_some(const std::shared_ptr<state>& s) {
-        // Move the undecoded tail to the front, once per socket read.
+    // A plain TCP socket can be waited on without a buffer (an Asio SSL stream cannot: it may
+    // hold decrypted bytes the socket no longer shows).
+    static constexpr bool waits_without_buffer = requires(Stream& st, std::error_code& ec) {
+        st.async_wait(asio::socket_base::wait_read, asio::use_awaitable);
+        st.non_blocking(true, ec);
+        st.read_some(asio::mutable_buffer{}, ec);
+    };
+
+    // Moves the undecoded tail to the front, once per socket read.
+    static void begin_read(const std::shared_ptr<state>& s) {
         if (s->rpos == s->rbuf.size()) {
             s->rbuf.clear();
             if (s->rbuf.capacity() > 2 * state::max_read_size) s->rbuf.shrink_to(0);
@@ -333,16 +377,66 @@ private:
             s->rbuf.consume(s->rpos);
         }
         s->rpos = 0;
-        // Start small (idle connections stay cheap) and double while reads fill the space,
-        // so a large message costs few syscalls.
-        auto space = s->rbuf.prepare(s->read_size);
+    }
+
+    // Plain TCP: one non-blocking read, unless the last one emptied the socket. Returns true
+    // with bytes appended or `ec` set; false when the caller must wait for readability, and
+    // then the connection holds no receive buffer while it waits (if nothing is left to decode).
+    static bool try_read(const std::shared_ptr<state>& s, std::error_code& ec) {
+        if (!s->nonblocking) {
+            s->stream.non_blocking(true, ec);
+            if (ec) return true;
+            s->nonblocking = true;
+        }
+        if (!s->drained) {
+            auto space = s->rbuf.prepare(s->read_size);
+            std::size_t n = s->stream.read_some(asio::buffer(space.data(), space.size()), ec);
+            if (ec != asio::error::would_block && ec != asio::error::try_again) {
+                // A read that did not fill the space emptied the socket: the next one waits
+                // first instead of trying a read the kernel would refuse.
+                if (!ec) s->drained = n < space.size();
+                commit_read(s, n, space.size());
+                return true;
+            }
+            ec.clear();
+            s->drained = true;
+        }
+        if (s->rbuf.empty()) detail::read_buffer_pool::local().give(s->rbuf);
+        return false;
+    }
+
+    // The socket became readable: the next try_read() reads, into a pooled buffer if any.
+    static void readable(const std::shared_ptr<state>& s) {
+        s->drained = false;
+        detail::read_buffer_pool::local().take(s->rbuf);
+    }
+
+    // One socket read into rbuf (for the handshake and the closing; do_read() has its own
+    // copy of these lines, so that an idle connection waits with one coroutine frame less).
+    static asio::awaitable<std::error_code> read_some(const std::shared_ptr<state>& s) {
+        begin_read(s);
         std::error_code ec;
-        std::size_t n = co_await s->stream.async_read_some(asio::buffer(space.data(), space.size()),
-                                                           asio::redirect_error(asio::use_awaitable, ec));
-        if (n == space.size() && s->read_size < state::max_read_size) s->read_size *= 2;
+        if constexpr (waits_without_buffer) {
+            while (!try_read(s, ec)) {
+                co_await s->stream.async_wait(asio::socket_base::wait_read, asio::redirect_error(asio::use_awaitable, ec));
+                if (ec) break;
+                readable(s);
+            }
+        } else {
+            auto space = s->rbuf.prepare(s->read_size);
+            std::size_t n = co_await s->stream.async_read_some(asio::buffer(space.data(), space.size()),
+                                                               asio::redirect_error(asio::use_awaitable, ec));
+            commit_read(s, n, space.size());
+        }
+        co_return ec;
+    }
+
+    // Start small (idle connections stay cheap) and double while reads fill the space, so a
+    // large message costs few syscalls.
+    static void commit_read(const std::shared_ptr<state>& s, std::size_t n, std::size_t space) {
+        if (n == space && s->read_size < state::max_read_size) s->read_size *= 2;
         s->rbuf.commit(n);
         if (n) s->last_rx = clock::now();
-        co_return ec;
     }
 
     template <class Parser>
@@ -373,49 +467,114 @@ private:
         return error::closed;
     }
 
-    static asio::awaitable<std::error_code> do_read(std::shared_ptr<state> s, message& m) {
-        if (!s->open) co_return s->timed_out ? error::timeout : error::closed;
-        if (s->reading) co_return error::operation_in_progress;
-        s->reading = true;
-        struct reading_guard {
-            state* s;
-            ~reading_guard() { s->reading = false; s->notify(); }
-        } guard{s.get()};
-        for (;;) {
-            if (s->rpos < s->rbuf.size()) {
-                read_result r = s->reader.read(s->rbuf.data(), s->rpos, m);
-                switch (r.event) {
-                case read_event::message: co_return std::error_code{};
-                case read_event::ping:
-                    if (s->on_ping) s->on_ping(r.payload);
-                    if (!s->close_sent) {
-                        s->writer.append_control(s->pending, opcode::pong, r.payload);
-                        kick(s);
+    // Decodes buffered frames until a message, a close, a failure or the end of the buffer,
+    // answering pings on the way. Needs no I/O.
+    static read_result decode_buffered(const std::shared_ptr<state>& s, message& m) {
+        while (s->rpos < s->rbuf.size()) {
+            read_result r = s->reader.read(s->rbuf.data(), s->rpos, m);
+            if (r.event == read_event::ping) {
+                if (s->cb && s->cb->on_ping) s->cb->on_ping(r.payload);
+                if (!s->close_sent) {
+                    s->writer.append_control(s->pending.bytes, opcode::pong, r.payload);
+                    kick(s);
+                }
+            } else if (r.event == read_event::pong) {
+                if (s->cb && s->cb->on_pong) s->cb->on_pong(r.payload);
+            } else {
+                return r;
+            }
+        }
+        return read_result{};
+    }
+
+    // The common case of a read, without suspending: a whole message is already buffered. A
+    // close or a failure found on the way is kept for do_read()'s loop, which does the I/O it
+    // needs. Returns true if `m` holds the next message.
+    static bool read_buffered(const std::shared_ptr<state>& s, message& m) {
+        if (!s->open || s->reading || s->stashed || s->rpos == s->rbuf.size()) return false;
+        read_result r = decode_buffered(s, m);
+        if (r.event == read_event::message) return true;
+        if (r.event != read_event::need_more) s->stashed = std::make_unique<read_result>(r);
+        return false;
+    }
+
+    // Reads the next message into `m`. Returns true for a message. Otherwise: with `report`,
+    // stores why (error::closed once closed) and returns false; without, returns false once
+    // closed and throws anything else. One coroutine frame for the whole read, socket wait
+    // included: it is what an idle connection holds.
+    static asio::awaitable<bool> do_read(std::shared_ptr<state> s, message& m, std::error_code* report) {
+        std::error_code ec;
+        if (read_buffered(s, m)) {
+            // Decoded from what was buffered: nothing to wait for.
+        } else if (!s->open && !s->stashed) {
+            ec = s->timed_out ? error::timeout : error::closed;
+        } else if (s->reading) {
+            ec = error::operation_in_progress;
+        } else {
+            s->reading = true;
+            struct reading_guard {
+                state* s;
+                ~reading_guard() { s->reading = false; s->notify(); }
+            } guard{s.get()};
+            for (;;) {
+                read_result r;
+                if (s->stashed) {
+                    r = *s->stashed;
+                    s->stashed.reset();
+                } else {
+                    r = decode_buffered(s, m);
+                }
+                if (r.event == read_event::message) break;
+                if (r.event == read_event::close) {
+                    ec = co_await peer_closed(s, r);
+                    break;
+                }
+                if (r.event == read_event::failed) {
+                    ec = co_await fail(s, r.ec);
+                    break;
+                }
+                begin_read(s);
+                if constexpr (waits_without_buffer) {
+                    while (!try_read(s, ec)) {
+                        // Nothing more to read now: what the decoded bytes answered goes out
+                        // before we wait (while more is readable, the answers keep batching).
+                        write_soon(s);
+                        co_await s->stream.async_wait(asio::socket_base::wait_read, asio::redirect_error(asio::use_awaitable, ec));
+                        if (ec) break;
+                        readable(s);
                     }
-                    continue;
-                case read_event::pong:
-                    if (s->on_pong) s->on_pong(r.payload);
-                    continue;
-                case read_event::close: co_return co_await peer_closed(s, r);
-                case read_event::failed: co_return co_await fail(s, r.ec);
-                case read_event::need_more: break;
+                } else {
+                    write_soon(s);
+                    auto space = s->rbuf.prepare(s->read_size);
+                    std::size_t n = co_await s->stream.async_read_some(
+                        asio::buffer(space.data(), space.size()), asio::redirect_error(asio::use_awaitable, ec));
+                    commit_read(s, n, space.size());
+                }
+                if (ec) {
+                    ec = transport_error(s, ec);
+                    break;
                 }
             }
-            std::error_code ec = co_await read_some(s);
-            if (ec) co_return transport_error(s, ec);
         }
+        if (report) {
+            *report = ec;
+            co_return !ec;
+        }
+        if (ec == error::closed) co_return false;
+        throw_if(ec);
+        co_return true;
     }
 
     static asio::awaitable<std::error_code> peer_closed(std::shared_ptr<state> s, const read_result& r) {
         s->peer_code = r.code;
         s->peer_reason.assign(r.reason);
         s->close_received = true;
-        if (s->on_close) s->on_close(r.code, s->peer_reason);
+        if (s->cb && s->cb->on_close) s->cb->on_close(r.code, s->peer_reason);
         if (!s->close_sent) {
             // Echo the peer's code (RFC 6455 §5.5.1); a close without a code gets none.
             s->close_sent = true;
             bool has_code = r.code != static_cast<std::uint16_t>(close_code::no_status);
-            s->writer.append_close(s->pending, has_code ? r.code : 0, {});
+            s->writer.append_close(s->pending.bytes, has_code ? r.code : 0, {});
             kick(s);
             arm_deadline(s, s->opts.close_timeout);
         }
@@ -443,7 +602,7 @@ private:
     static asio::awaitable<std::error_code> fail(std::shared_ptr<state> s, std::error_code ec) {
         if (!s->close_sent && !s->transport_closed) {
             s->close_sent = true;
-            s->writer.append_close(s->pending, static_cast<std::uint16_t>(close_code_for(ec)), ec.message());
+            s->writer.append_close(s->pending.bytes, static_cast<std::uint16_t>(close_code_for(ec)), ec.message());
             kick(s);
             arm_deadline(s, s->opts.close_timeout);
             co_await flush_queue(s);
@@ -454,31 +613,64 @@ private:
 
     // ---------------------------------------------------------------- writing internals
 
-    // Starts the background writer if frames wait and no write is running. co_spawn posts,
-    // so everything queued before this coroutine next suspends goes out in one write.
+    // Starts the background writer if frames wait and no write is running. Posted, not
+    // dispatched: the calling coroutine goes on queueing until it suspends (an echo loop answers
+    // a whole batch of received frames), and all of that goes out in one write. (co_spawn would
+    // dispatch: it ran the write at once and sent the first answer of every batch on its own.)
+    // A reader about to wait for the socket starts the scheduled write itself (write_soon),
+    // so an answer does not also wait for the wait's setup: lower latency, same batching.
     static void kick(const std::shared_ptr<state>& s) {
         if (s->writing || s->pending.empty() || s->transport_closed) return;
         s->writing = true;
-        asio::co_spawn(s->stream.get_executor(), pump(s), asio::detached);
+        s->write_scheduled = true;
+        asio::post(s->stream.get_executor(), [s] { write_soon(s); });
     }
 
-    static asio::awaitable<void> pump(std::shared_ptr<state> s) {
-        std::error_code ec;
-        while (!s->pending.empty() && !s->transport_closed) {
-            std::swap(s->pending, s->inflight);
-            co_await asio::async_write(s->stream, asio::buffer(s->inflight.data().data(), s->inflight.size()),
-                                       asio::redirect_error(asio::use_awaitable, ec));
+    // Starts the write kick() scheduled, unless it has started already.
+    static void write_soon(const std::shared_ptr<state>& s) {
+        if (!s->write_scheduled) return;
+        s->write_scheduled = false;
+        write_pending(s);
+    }
+
+    // One turn of the background writer: hands everything queued to one socket write, and
+    // comes back for what was queued meanwhile. A completion handler, not a coroutine: no
+    // frame to allocate per write.
+    static void write_pending(const std::shared_ptr<state>& s) {
+        if (s->pending.empty() || s->transport_closed) {
+            if (s->transport_closed && !s->write_error) s->write_error = error::closed;
+            s->writing = false;
+            s->notify();
+            return;
+        }
+        std::swap(s->pending, s->inflight);
+        auto done = [s](std::error_code ec, std::size_t) {
             s->inflight.clear();
             if (ec) {
                 if (!s->write_error) s->write_error = closed_by_us(s, ec);
                 s->pending.clear();
-                break;
+                s->writing = false;
+                s->notify();
+                return;
             }
             s->notify();
+            write_pending(s);
+        };
+        auto bytes = s->inflight.bytes.data();
+        if (s->inflight.shared.empty()) {
+            asio::async_write(s->stream, asio::buffer(bytes.data(), bytes.size()), std::move(done));
+            return;
         }
-        if (s->transport_closed && !s->write_error) s->write_error = error::closed;
-        s->writing = false;
-        s->notify();
+        // Encoded bytes and shared frames interleaved, in queue order, in one gather write.
+        s->gather.clear();
+        std::size_t pos = 0;
+        for (const auto& f : s->inflight.shared) {
+            if (f.at > pos) s->gather.emplace_back(bytes.data() + pos, f.at - pos);
+            s->gather.emplace_back(f.frame.data(), f.frame.size());
+            pos = f.at;
+        }
+        if (pos < bytes.size()) s->gather.emplace_back(bytes.data() + pos, bytes.size() - pos);
+        asio::async_write(s->stream, std::span<const asio::const_buffer>(s->gather), std::move(done));
     }
 
     // A socket write fails with operation_aborted when we closed the transport under it (a
@@ -505,6 +697,55 @@ private:
         return {};
     }
 
+    // Queues `pm` the cheapest way this connection allows (see send()).
+    static std::error_code queue_prepared(const std::shared_ptr<state>& s,
+                                          const std::shared_ptr<const prepared_message>& pm) {
+        auto payload = pm->payload();
+        bool fragments = s->writer.frame_size() != 0 && payload.size() > s->writer.frame_size();
+        std::span<const std::uint8_t> shared = pm->frame();
+        if (s->writer.would_compress(payload.size(), true)) {
+            deflate_direction out = sending_direction(*s->deflate, s->local);
+            shared = out.no_context_takeover ? pm->deflated_frame(out.window_bits) : std::span<const std::uint8_t>{};
+        }
+        if (s->local == role::client || fragments || shared.empty()) {
+            if (auto ec = s->writer.append_message(s->pending.bytes, pm->kind(), payload, true)) return ec;
+        } else {
+            s->pending.add_shared(shared, pm);
+        }
+        kick(s);
+        return {};
+    }
+
+    // The common case of a write, without waiting: there is room in the queue. Returns true
+    // when done (`ec` is the outcome); false when do_write() must wait for room or write
+    // directly, or (with `ec` set) when the compressor failed and fail() must close.
+    static bool queue_now(const std::shared_ptr<state>& s, std::span<const std::uint8_t> payload,
+                          message_kind kind, bool compress, std::error_code& ec) {
+        if ((ec = write_status(s))) return true;
+        bool deflate = s->writer.would_compress(payload.size(), compress);
+        if (!deflate && s->local == role::server && payload.size() >= s->opts.direct_write_threshold)
+            return false;
+        if (s->writing_direct || s->queued() >= s->opts.write_queue_limit) return false;
+        // A failed compressor needs fail()'s I/O: returns false with `ec` set.
+        if ((ec = s->writer.append_message(s->pending.bytes, kind, payload, compress))) return false;
+        kick(s);
+        return true;
+    }
+
+    // write_message()'s one coroutine (the public overloads only choose how failure is
+    // reported: thrown, or stored in *report). The common case, room in the queue, suspends
+    // nowhere and starts no nested coroutine.
+    static asio::awaitable<void> write(std::shared_ptr<state> s, std::span<const std::uint8_t> payload,
+                                       message_kind kind, bool compress, std::error_code* report) {
+        std::error_code ec;
+        if (!queue_now(s, payload, kind, compress, ec)) {
+            if (ec) ec = co_await fail(s, ec);
+            else ec = co_await do_write(s, payload, kind, compress);
+        }
+        if (report) *report = ec;
+        else throw_if(ec);
+    }
+
     static asio::awaitable<std::error_code> do_write(std::shared_ptr<state> s,
                                                      std::span<const std::uint8_t> payload,
                                                      message_kind kind, bool compress) {
@@ -521,7 +762,7 @@ private:
             if (waited) co_return waited;
             if (auto ec = write_status(s)) co_return ec;
         }
-        if (auto ec = s->writer.append_message(s->pending, kind, payload, compress)) {
+        if (auto ec = s->writer.append_message(s->pending.bytes, kind, payload, compress)) {
             co_return co_await fail(s, ec);
         }
         kick(s);
@@ -556,8 +797,10 @@ private:
             co_await asio::async_write(s->stream, bufs, asio::redirect_error(asio::use_awaitable, ec));
             op = opcode::continuation;
             if (!ec && !payload.empty() && !s->pending.empty() && !s->close_sent) {
+                // Only control frames: data waits for this message (do_write, send).
                 std::swap(s->pending, s->inflight);
-                co_await asio::async_write(s->stream, asio::buffer(s->inflight.data().data(), s->inflight.size()),
+                auto bytes = s->inflight.bytes.data();
+                co_await asio::async_write(s->stream, asio::buffer(bytes.data(), bytes.size()),
                                            asio::redirect_error(asio::use_awaitable, ec));
                 s->inflight.clear();
             }
@@ -578,7 +821,7 @@ private:
     static asio::awaitable<std::error_code> do_control(std::shared_ptr<state> s, opcode op,
                                                        std::span<const std::uint8_t> payload) {
         if (auto ec = write_status(s)) co_return ec;
-        s->writer.append_control(s->pending, op, payload);
+        s->writer.append_control(s->pending.bytes, op, payload);
         if (op == opcode::ping) s->last_ping = clock::now();
         kick(s);
         co_return std::error_code{};
@@ -599,7 +842,7 @@ private:
             co_return std::error_code{};
         }
         s->close_sent = true;
-        s->writer.append_close(s->pending, code, reason);
+        s->writer.append_close(s->pending.bytes, code, reason);
         kick(s);
         arm_deadline(s, s->opts.close_timeout);
         co_await flush_queue(s);
@@ -613,8 +856,9 @@ private:
             }
         } else {
             message scratch;
+            std::error_code ec;
             for (;;) {
-                std::error_code ec = co_await do_read(s, scratch);
+                co_await do_read(s, scratch, &ec);
                 if (ec) break;
             }
         }
@@ -680,7 +924,7 @@ private:
         arm_deadline(s, s->opts.handshake_timeout);
         std::error_code ec;
         co_await asio::async_write(s->stream, asio::buffer(response), asio::redirect_error(asio::use_awaitable, ec));
-        s->deadline.cancel();
+        disarm_deadline(s);
         if (ec) {
             s->close_transport_now();
             co_return s->timed_out ? make_error_code(error::timeout) : ec;
@@ -723,7 +967,7 @@ private:
             if (!s->opts.deflate.enabled) ec = error::bad_extension;
             else ec = accept_deflate_response(ur.extensions, s->opts.deflate, params);
         }
-        s->deadline.cancel();
+        disarm_deadline(s);
         if (ec) {
             s->close_transport_now();
             co_return s->timed_out ? make_error_code(error::timeout) : ec;
@@ -781,8 +1025,8 @@ private:
         for (;;) {
             asio::steady_timer* timer = nullptr;
             if (auto s = w.lock(); s && s->open) {
-                s->watchdog.expires_after(tick);
-                timer = &s->watchdog;
+                timer = &s->timer(s->watchdog);
+                timer->expires_after(tick);
             } else {
                 break;
             }
@@ -798,7 +1042,7 @@ private:
                 break;
             }
             if (ping.count() > 0 && quiet >= ping && now - s->last_ping >= ping && !s->close_sent) {
-                s->writer.append_control(s->pending, opcode::ping, {});
+                s->writer.append_control(s->pending.bytes, opcode::ping, {});
                 s->last_ping = now;
                 kick(s);
             }

@@ -6,10 +6,14 @@
 #include <corows/message_reader.hpp>
 #include <corows/message_writer.hpp>
 #include <corows/options.hpp>
+#include <corows/prepared_message.hpp>
+
+#include <asio/buffer.hpp>
 
 #include <asio/socket_base.hpp>
 #include <asio/steady_timer.hpp>
 
+#include <array>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -17,6 +21,7 @@
 #include <string>
 #include <system_error>
 #include <type_traits>
+#include <vector>
 
 namespace corows::detail {
 
@@ -30,40 +35,108 @@ void close_transport(Stream& s) noexcept {
     sock.close(ignored);
 }
 
+/// Receive buffers not in use, kept per thread. A connection waiting for data gives its buffer
+/// back (when it has nothing left to decode) and takes one when data arrives, so an idle
+/// connection holds none and a busy thread cycles through the same few without allocating.
+class read_buffer_pool {
+public:
+    /// The calling thread's pool.
+    static read_buffer_pool& local() noexcept {
+        thread_local read_buffer_pool pool;
+        return pool;
+    }
+    /// Takes `b`'s storage (b must hold no data); keeps it for reuse unless the pool is full
+    /// or it grew for a large message.
+    void give(byte_buffer& b) noexcept {
+        if (b.capacity() == 0) return;
+        b.clear();
+        if (count_ < max_buffers && b.capacity() <= max_capacity) free_[count_++] = std::move(b);
+        else b = byte_buffer{};
+    }
+    /// Gives `b` (empty, without storage) a pooled buffer if there is one.
+    void take(byte_buffer& b) noexcept {
+        if (count_ > 0 && b.capacity() == 0) b = std::move(free_[--count_]);
+    }
+
+private:
+    static constexpr std::size_t max_buffers = 8;
+    static constexpr std::size_t max_capacity = 64 * 1024;
+    std::array<byte_buffer, max_buffers> free_;
+    std::size_t count_ = 0;
+};
+
+/// Frames waiting for the socket: bytes encoded into the queue, and prepared frames queued by
+/// reference (a broadcast shares one copy among all its connections).
+struct write_queue {
+    /// A prepared frame that goes out after the first `at` bytes of `bytes`.
+    struct shared_frame {
+        std::size_t at;
+        std::span<const std::uint8_t> frame;
+        std::shared_ptr<const prepared_message> keep;
+    };
+
+    byte_buffer bytes;
+    std::vector<shared_frame> shared;
+    std::size_t shared_bytes = 0;
+
+    bool empty() const noexcept { return bytes.empty() && shared.empty(); }
+    std::size_t size() const noexcept { return bytes.size() + shared_bytes; }
+    void clear() noexcept {
+        bytes.clear();
+        shared.clear();
+        shared_bytes = 0;
+    }
+    /// Queues `frame` (owned by `keep`) after everything queued so far.
+    void add_shared(std::span<const std::uint8_t> frame, std::shared_ptr<const prepared_message> keep) {
+        shared.push_back({bytes.size(), frame, std::move(keep)});
+        shared_bytes += frame.size();
+    }
+};
+
 /// Everything a websocket<Stream> owns. Held by shared_ptr so the background writer and the
 /// timers can outlive the websocket object that started them.
 template <class Stream>
 struct websocket_state {
     using clock = std::chrono::steady_clock;
 
-    websocket_state(Stream&& s, const options& o)
+    websocket_state(Stream&& s, std::shared_ptr<const options> o)
         : stream(std::move(s)),
-          opts(o),
-          reader(reader_config{role::server, o.max_message_size}),
-          writer(writer_config{role::server, o.frame_size}),
-          signal(stream.get_executor(), clock::time_point::max()),
-          deadline(stream.get_executor()),
-          watchdog(stream.get_executor()) {}
+          shared_opts(std::move(o)),
+          opts(*shared_opts),
+          reader(reader_config{role::server, opts.max_message_size}),
+          writer(writer_config{role::server, opts.frame_size}) {}
 
     Stream stream;
-    options opts;
+    // Shared, not copied: a server's connections all read the same settings.
+    std::shared_ptr<const options> shared_opts;
+    const options& opts;
     message_reader reader;
     message_writer writer;
 
-    message assembly;            // read_message()'s message, kept across cancelled reads
+    // read_message()'s message, kept across cancelled reads; made by the first such read.
+    std::unique_ptr<message> assembly;
     byte_buffer rbuf;            // received bytes; [rpos, size) not yet decoded
     std::size_t rpos = 0;
+    // A close or failure a read decoded without a coroutine, for do_read() to act on; its
+    // spans point into rbuf, which no socket read touches before do_read() takes it.
+    // (Heap, not inline: it exists once per connection at most, and idle ones carry none.)
+    std::unique_ptr<read_result> stashed;
     std::size_t read_size = 4096; // bytes asked of the next socket read
     static constexpr std::size_t max_read_size = 256 * 1024;
-    byte_buffer pending;         // frames queued, not yet handed to the socket
-    byte_buffer inflight;        // frames the socket write in progress is sending
+    bool drained = false;        // the last socket read left nothing in the kernel
+    bool nonblocking = false;    // the socket's user-level non-blocking mode is set
+    write_queue pending;         // frames queued, not yet handed to the socket
+    write_queue inflight;        // frames the socket write in progress is sending
+    std::vector<asio::const_buffer> gather; // inflight's pieces, when it has shared frames
     std::error_code write_error; // first failed socket write; surfaces on the next operation
 
-    // Wakes every coroutine waiting for the queue to drain or the connection to close:
-    // its expiry stays at infinity and cancel() is the notification.
-    asio::steady_timer signal;
-    asio::steady_timer deadline; // handshake and close timeouts
-    asio::steady_timer watchdog; // idle timeout and keepalive pings
+    // The timers exist only while in use, so an idle connection does not carry them.
+    // `signal` wakes every coroutine waiting for the queue to drain or the connection to
+    // close: its expiry stays at infinity and cancel() is the notification.
+    std::unique_ptr<asio::steady_timer> signal;
+    std::unique_ptr<asio::steady_timer> deadline; // handshake and close timeouts
+    std::unique_ptr<asio::steady_timer> watchdog; // idle timeout and keepalive pings
+    std::size_t waiters = 0;     // coroutines in wait(), woken by notify()
 
     clock::time_point last_rx = clock::now();
     clock::time_point last_ping{};
@@ -75,7 +148,8 @@ struct websocket_state {
     role local = role::server;
 
     bool open = false;           // handshake done, transport not closed
-    bool writing = false;        // a socket write (pump or direct) is in progress
+    bool writing = false;        // a socket write (background or direct) is in progress
+    bool write_scheduled = false; // kick() posted a write that has not started yet
     bool writing_direct = false; // a direct write's message is part-way out
     bool reading = false;        // a read_message is in progress
     bool close_sent = false;
@@ -83,12 +157,31 @@ struct websocket_state {
     bool transport_closed = false;
     bool timed_out = false;
 
-    std::function<void(std::span<const std::uint8_t>)> on_ping;
-    std::function<void(std::span<const std::uint8_t>)> on_pong;
-    std::function<void(std::uint16_t, std::string_view)> on_close;
+    // The application's callbacks, allocated only if it sets one.
+    struct callbacks {
+        std::function<void(std::span<const std::uint8_t>)> on_ping;
+        std::function<void(std::span<const std::uint8_t>)> on_pong;
+        std::function<void(std::uint16_t, std::string_view)> on_close;
+    };
+    std::unique_ptr<callbacks> cb;
 
-    /// Wakes all waiters; they re-check their conditions.
-    void notify() noexcept { signal.cancel(); }
+    /// The callbacks, created on first use.
+    callbacks& callbacks_for_setting() {
+        if (!cb) cb = std::make_unique<callbacks>();
+        return *cb;
+    }
+
+    /// `t`, created on first use.
+    asio::steady_timer& timer(std::unique_ptr<asio::steady_timer>& t) {
+        if (!t) t = std::make_unique<asio::steady_timer>(stream.get_executor(), clock::time_point::max());
+        return *t;
+    }
+
+    /// Wakes all waiters; they re-check their conditions. (Cancelling a timer takes the
+    /// scheduler's lock: skipped when nobody waits, which is the common case per write.)
+    void notify() noexcept {
+        if (waiters && signal) signal->cancel();
+    }
 
     /// Closes the transport once and cancels everything pending on it.
     void close_transport_now() noexcept {
@@ -96,8 +189,8 @@ struct websocket_state {
         if (transport_closed) return;
         transport_closed = true;
         close_transport(stream);
-        deadline.cancel();
-        watchdog.cancel();
+        if (deadline) deadline->cancel();
+        if (watchdog) watchdog->cancel();
         notify();
     }
 
