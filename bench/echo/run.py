@@ -290,6 +290,24 @@ def load_average():
         return 0.0
 
 
+def point_table(L, ran, peers, points, ratio_title, value, cell, ratio):
+    """A Markdown table, one row per point and one column per server, then corows' ratio:
+    value(server, point) is the figure (or None), cell(server, point, figure) its text, and
+    ratio(corows' figure, the peers' figures) the last column."""
+    head = "| load | " + " | ".join(PEER_NAMES[s] for s in ran)
+    if "corows" in ran and peers:
+        head += " | " + ratio_title
+    L.append(head + " |")
+    L.append("|---" * (len(ran) + 1 + (1 if "corows" in ran and peers else 0)) + "|")
+    for p in points:
+        values = {s: value(s, p) for s in ran}
+        row = f"| {p.label()} | " + " | ".join(cell(s, p, values[s]) for s in ran)
+        if "corows" in ran and peers:
+            row += " | " + ratio(values["corows"], [values[s] for s in peers if values[s]])
+        L.append(row + " |")
+    L.append("")
+
+
 def write_throughput(L, ran, peers, points, results):
     L.append("## Echo round trips per second")
     L.append("")
@@ -297,37 +315,19 @@ def write_throughput(L, ran, peers, points, results):
              "† marks a point where the load generator's core was saturated and the server's was not: "
              "the server could do more than shown.")
     L.append("")
-    head = "| load | " + " | ".join(PEER_NAMES[s] for s in ran)
-    if "corows" in ran and peers:
-        head += " | corows / best peer"
-    L.append(head + " |")
-    L.append("|---" * (len(ran) + 1 + (1 if "corows" in ran and peers else 0)) + "|")
-    for p in points:
-        rates = {s: rate(results, s, p) for s in ran}
-        row = f"| {p.label()} | " + " | ".join(fmt_rate(rates[s]) + err_mark(results, s, p) for s in ran)
-        if "corows" in ran and peers:
-            best = max((rates[s] for s in peers if rates[s]), default=None)
-            row += " | " + fmt_ratio(rates["corows"], best)
-        L.append(row + " |")
-    L.append("")
+    point_table(L, ran, peers, points, "corows / best peer",
+                lambda s, p: rate(results, s, p),
+                lambda s, p, v: fmt_rate(v) + err_mark(results, s, p),
+                lambda mine, theirs: fmt_ratio(mine, max(theirs, default=None)))
     L.append("## Server CPU per echo (µs, lower is better)")
     L.append("")
     L.append("The server's CPU time over the measured window divided by the echoes in it: how much "
              "each echo costs the server, whichever side was the bottleneck.")
     L.append("")
-    head = "| load | " + " | ".join(PEER_NAMES[s] for s in ran)
-    if "corows" in ran and peers:
-        head += " | best peer / corows"
-    L.append(head + " |")
-    L.append("|---" * (len(ran) + 1 + (1 if "corows" in ran and peers else 0)) + "|")
-    for p in points:
-        costs = {s: cpu_per_echo(results, s, p) for s in ran}
-        row = f"| {p.label()} | " + " | ".join(f"{costs[s]:.2f}" if costs[s] else "n/a" for s in ran)
-        if "corows" in ran and peers:
-            best = min((costs[s] for s in peers if costs[s]), default=None)
-            row += " | " + fmt_ratio(best, costs["corows"])
-        L.append(row + " |")
-    L.append("")
+    point_table(L, ran, peers, points, "best peer / corows",
+                lambda s, p: cpu_per_echo(results, s, p),
+                lambda s, p, v: f"{v:.2f}" if v else "n/a",
+                lambda mine, theirs: fmt_ratio(min(theirs, default=None), mine))
     L.append("## Latency with 1 connection x 1 in flight (µs, p50 / p99 / p99.9)")
     L.append("")
     L.append("| payload | " + " | ".join(PEER_NAMES[s] for s in ran) + " |")
