@@ -50,6 +50,9 @@ public:
     /// thread's shared compressor (compress_shared()) and the writer holds no deflate state.
     void enable_deflate(const writer_deflate& d) noexcept { deflate_cfg_ = d; deflate_enabled_ = true; }
 
+    /// The compression settings given to enable_deflate() (meaningful once it was called).
+    const writer_deflate& deflate_config() const noexcept { return deflate_cfg_; }
+
     /// True if a message of `size` bytes would be compressed when `allow` is set.
     bool would_compress(std::size_t size, bool allow) const noexcept {
         return allow && deflate_enabled_ && size >= deflate_cfg_.threshold;

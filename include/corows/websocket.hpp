@@ -252,7 +252,7 @@ public:
     /// the caller's memory, or once the connection is closing or closed.
     bool send(const std::shared_ptr<const prepared_message>& pm) {
         const auto& s = s_;
-        if (write_status(s) || s->writing_direct || s->queued() >= s->opts.write_queue_limit) return false;
+        if (write_status(s) || !has_room(s)) return false;
         if (auto ec = queue_prepared(s, pm)) {
             asio::co_spawn(s->stream.get_executor(), fail(s, ec), asio::detached);
             return false;
@@ -265,7 +265,7 @@ public:
         auto s = s_;
         for (;;) {
             throw_if(write_status(s));
-            if (!s->writing_direct && s->queued() < s->opts.write_queue_limit) break;
+            if (has_room(s)) break;
             kick(s);
             throw_if(co_await wait(s));
         }
@@ -697,6 +697,18 @@ private:
         return {};
     }
 
+    // A data frame may be queued now: the queue is under its limit and no direct write is
+    // part-way out (its fragments let only control frames through).
+    static bool has_room(const std::shared_ptr<state>& s) noexcept {
+        return !s->writing_direct && s->queued() < s->opts.write_queue_limit;
+    }
+
+    // A large uncompressed server message is written from the caller's memory, not queued.
+    static bool goes_direct(const std::shared_ptr<state>& s, std::size_t size, bool compress) noexcept {
+        return s->local == role::server && size >= s->opts.direct_write_threshold &&
+               !s->writer.would_compress(size, compress);
+    }
+
     // Queues `pm` the cheapest way this connection allows (see send()).
     static std::error_code queue_prepared(const std::shared_ptr<state>& s,
                                           const std::shared_ptr<const prepared_message>& pm) {
@@ -704,7 +716,7 @@ private:
         bool fragments = s->writer.frame_size() != 0 && payload.size() > s->writer.frame_size();
         std::span<const std::uint8_t> shared = pm->frame();
         if (s->writer.would_compress(payload.size(), true)) {
-            deflate_direction out = sending_direction(*s->deflate, s->local);
+            const writer_deflate& out = s->writer.deflate_config();
             shared = out.no_context_takeover ? pm->deflated_frame(out.window_bits) : std::span<const std::uint8_t>{};
         }
         if (s->local == role::client || fragments || shared.empty()) {
@@ -722,10 +734,7 @@ private:
     static bool queue_now(const std::shared_ptr<state>& s, std::span<const std::uint8_t> payload,
                           message_kind kind, bool compress, std::error_code& ec) {
         if ((ec = write_status(s))) return true;
-        bool deflate = s->writer.would_compress(payload.size(), compress);
-        if (!deflate && s->local == role::server && payload.size() >= s->opts.direct_write_threshold)
-            return false;
-        if (s->writing_direct || s->queued() >= s->opts.write_queue_limit) return false;
+        if (goes_direct(s, payload.size(), compress) || !has_room(s)) return false;
         // A failed compressor needs fail()'s I/O: returns false with `ec` set.
         if ((ec = s->writer.append_message(s->pending.bytes, kind, payload, compress))) return false;
         kick(s);
@@ -750,13 +759,11 @@ private:
                                                      std::span<const std::uint8_t> payload,
                                                      message_kind kind, bool compress) {
         if (auto ec = write_status(s)) co_return ec;
-        bool deflate = s->writer.would_compress(payload.size(), compress);
-        if (!deflate && s->local == role::server && payload.size() >= s->opts.direct_write_threshold)
-            co_return co_await write_direct(s, payload, kind);
+        if (goes_direct(s, payload.size(), compress)) co_return co_await write_direct(s, payload, kind);
         // Backpressure: wait for room before queueing, so a cancelled wait queued nothing.
         // Also wait out a direct write: it sends the queue between its fragments, where only
         // control frames may go.
-        while (s->writing_direct || s->queued() >= s->opts.write_queue_limit) {
+        while (!has_room(s)) {
             kick(s);
             std::error_code waited = co_await wait(s);
             if (waited) co_return waited;
