@@ -40,17 +40,14 @@ public:
             if (ws->send(pm) || !ws->is_open()) continue;
             // Its queue is full (options::write_queue_limit): a reader that does not keep up
             // is dropped rather than skipped, since skipping would silently give it a wrong
-            // picture of the conversation. Memory stays bounded either way.
-            asio::co_spawn(ws->get_executor(), drop(*ws), asio::detached);
+            // picture of the conversation. Memory stays bounded either way. start_close sends
+            // the close once (later broadcasts find it closing and do nothing more), and the
+            // member's read loop finishes the handshake or the close timeout cuts it.
+            ws->start_close(static_cast<std::uint16_t>(corows::close_code::policy_violation), "too slow");
         }
     }
 
 private:
-    static asio::awaitable<void> drop(ws_type& ws) {
-        std::error_code ignored;
-        co_await ws.close(static_cast<std::uint16_t>(corows::close_code::policy_violation), "too slow", ignored);
-    }
-
     std::set<ws_type*> members_;
 };
 

@@ -2,7 +2,10 @@
 //
 //   echo_server [--address A] [--port N] [--threads N] [--deflate]
 //               [--deflate-preset shared|no_context_takeover|small_window|full_context]
-//               [--cert FILE --key FILE]
+//               [--events] [--cert FILE --key FILE]
+//
+// --events serves with callbacks (basic_server::run_events) instead of a coroutine per
+// connection: the same echo, with less memory per idle connection.
 //
 // Prints "listening on ADDR:PORT" once it accepts connections; Ctrl-C stops it gracefully.
 #include <corows/server.hpp>
@@ -26,6 +29,7 @@ struct settings {
     unsigned short port = 9001;
     std::size_t threads = 1;
     bool deflate = false;
+    bool events = false;
     corows::deflate_preset preset = corows::deflate_preset::shared;
     std::string cert, key;
 };
@@ -51,6 +55,7 @@ settings parse_args(int argc, char** argv) {
         else if (arg == "--port") s.port = static_cast<unsigned short>(std::stoul(value()));
         else if (arg == "--threads") s.threads = std::stoul(value());
         else if (arg == "--deflate") s.deflate = true;
+        else if (arg == "--events") s.events = true;
         else if (arg == "--deflate-preset") {
             s.deflate = true;
             s.preset = parse_preset(value());
@@ -79,7 +84,13 @@ void serve(corows::basic_server<Stream>& srv, const settings& s) {
     bool v6 = ep.address().is_v6();
     std::cout << "listening on " << (v6 ? "[" : "") << ep.address().to_string() << (v6 ? "]" : "") << ':'
               << ep.port() << std::endl;
-    srv.run(echo<Stream>);
+    if (s.events) {
+        typename corows::basic_server<Stream>::event_handlers h;
+        h.on_message = [](corows::websocket<Stream>& ws, const corows::message& m) { ws.send(m); };
+        srv.run_events(std::move(h));
+    } else {
+        srv.run(echo<Stream>);
+    }
 }
 
 } // namespace

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Echo benchmark driver: corows' examples/echo_server against the peer servers, in one run.
+"""Echo benchmark driver: corows' examples/echo_server, with a coroutine per connection
+("corows") and with callbacks ("corows-events", --events), against the peer servers, in one run.
 
     bench/echo/run.py [--seconds S] [--warmup S] [--quick] [--servers corows,beast,...]
                       [--build DIR] [--idle-conns N] [--deflate-conns N] [--no-memory | --no-throughput]
@@ -39,11 +40,15 @@ SERVER_CPU = "0"
 LOAD_CPU = "1"
 PEER_NAMES = {
     "corows": "corows",
+    "corows-events": "corows events",
     "beast": "Boost.Beast 1.74",
     "wspp": "websocketpp 0.8.2",
     "ws": "Node ws 8",
     "uws": "uWebSockets.js",
 }
+# corows' two ways of serving (a coroutine per connection; callbacks, run_events): each is
+# compared with the peers, not with the other.
+OURS = ("corows", "corows-events")
 
 
 class Point:
@@ -80,6 +85,8 @@ def server_commands(build):
     return {
         "corows": lambda port, d: [os.path.join(build, "examples", "echo_server"), "--port", str(port)]
         + (["--deflate"] if d else []),
+        "corows-events": lambda port, d: [os.path.join(build, "examples", "echo_server"), "--events", "--port",
+                                          str(port)] + (["--deflate"] if d else []),
         "beast": lambda port, d: [os.path.join(peers, "beast_echo"), str(port)] + (["--deflate"] if d else []),
         "wspp": lambda port, d: [os.path.join(peers, "wspp_echo"), str(port)] + (["--deflate"] if d else []),
         "ws": lambda port, d: [node, os.path.join(HERE, "ws_echo.js"), str(port)] + (["--deflate"] if d else []),
@@ -291,19 +298,19 @@ def load_average():
 
 
 def point_table(L, ran, peers, points, ratio_title, value, cell, ratio):
-    """A Markdown table, one row per point and one column per server, then corows' ratio:
+    """A Markdown table, one row per point and one column per server, then corows' ratios:
     value(server, point) is the figure (or None), cell(server, point, figure) its text, and
-    ratio(corows' figure, the peers' figures) the last column."""
+    ratio(our figure, the peers' figures) a last column for each of OURS that ran."""
+    ours = [s for s in OURS if s in ran] if peers else []
     head = "| load | " + " | ".join(PEER_NAMES[s] for s in ran)
-    if "corows" in ran and peers:
-        head += " | " + ratio_title
+    head += "".join(" | " + ratio_title.replace("corows", PEER_NAMES[s]) for s in ours)
     L.append(head + " |")
-    L.append("|---" * (len(ran) + 1 + (1 if "corows" in ran and peers else 0)) + "|")
+    L.append("|---" * (len(ran) + 1 + len(ours)) + "|")
     for p in points:
         values = {s: value(s, p) for s in ran}
         row = f"| {p.label()} | " + " | ".join(cell(s, p, values[s]) for s in ran)
-        if "corows" in ran and peers:
-            row += " | " + ratio(values["corows"], [values[s] for s in peers if values[s]])
+        for s in ours:
+            row += " | " + ratio(values[s], [values[x] for x in peers if values[x]])
         L.append(row + " |")
     L.append("")
 
@@ -345,7 +352,7 @@ def write_throughput(L, ran, peers, points, results):
 
 def write_markdown(path, servers, points, results, memory, args, skipped, command):
     ran = [s for s in servers if s not in skipped]
-    peers = [s for s in ran if s != "corows"]
+    peers = [s for s in ran if s not in OURS]
     L = []
     L.append("# Echo benchmark results")
     L.append("")
@@ -464,7 +471,7 @@ def main():
     ap.add_argument("--seconds", type=float, default=5.0, help="measured seconds per point (default 5)")
     ap.add_argument("--warmup", type=float, default=1.0, help="warm-up seconds per point (default 1)")
     ap.add_argument("--quick", action="store_true", help="smoke run: 1 s per point, fewer memory connections")
-    ap.add_argument("--servers", default="corows,beast,wspp,ws,uws", help="comma-separated subset")
+    ap.add_argument("--servers", default="corows,corows-events,beast,wspp,ws,uws", help="comma-separated subset")
     ap.add_argument("--build", default=os.path.join(ROOT, "build-bench"), help="build directory")
     ap.add_argument("--idle-conns", type=int, default=None, help="idle connections for memory (default 10000)")
     ap.add_argument("--deflate-conns", type=int, default=None,
@@ -560,28 +567,29 @@ def main():
                       flush=True)
 
     # corows against each peer of this same run.
-    if "corows" in ran:
+    for mine in (s for s in OURS if s in ran):
         for p in points:
-            c = results.get(("corows", p.key()))
+            c = results.get((mine, p.key()))
             if not c:
                 continue
             for s in ran:
                 r = results.get((s, p.key()))
-                if s == "corows" or not r:
+                if s in OURS or not r:
                     continue
                 msgs = float(c["msgs_per_s"]) / float(r["msgs_per_s"]) if float(r["msgs_per_s"]) else 0
                 p50 = float(c["p50_us"]) / float(r["p50_us"]) if float(r["p50_us"]) else 0
-                print(f"ratio load={p.label().replace(' ', '')!s} vs={s} msgs_per_s={msgs:.2f}x "
+                print(f"ratio server={mine} load={p.label().replace(' ', '')!s} vs={s} msgs_per_s={msgs:.2f}x "
                       f"p50_us={p50:.2f}x", flush=True)
         for kind in ("idle", "deflate"):
-            c = memory.get(("corows", kind))
+            c = memory.get((mine, kind))
             if not c or "error" in c:
                 continue
             for s in ran:
                 r = memory.get((s, kind))
-                if s == "corows" or not r or "error" in r or r["per_conn"] <= 0:
+                if s in OURS or not r or "error" in r or r["per_conn"] <= 0:
                     continue
-                print(f"ratio memory={kind} vs={s} kib_per_conn={c['per_conn'] / r['per_conn']:.2f}x", flush=True)
+                print(f"ratio server={mine} memory={kind} vs={s} kib_per_conn={c['per_conn'] / r['per_conn']:.2f}x",
+                      flush=True)
 
     os.makedirs(args.out, exist_ok=True)
     md = os.path.join(args.out, "results.md")

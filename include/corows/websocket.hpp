@@ -12,6 +12,7 @@
 #include <corows/prepared_message.hpp>
 
 #include <asio/awaitable.hpp>
+#include <asio/bind_allocator.hpp>
 #include <asio/buffer.hpp>
 #include <asio/co_spawn.hpp>
 #include <asio/detached.hpp>
@@ -56,9 +57,14 @@ struct handshake_request {
 /// All operations of one connection must run on one thread at a time (one io_context thread,
 /// or a strand as the stream's executor).
 template <class Stream>
+class basic_server;
+
+template <class Stream>
 class websocket {
     using state = detail::websocket_state<Stream>;
     using clock = std::chrono::steady_clock;
+    // The server's event mode (run_events) drives reading through the private event steps.
+    friend class basic_server<Stream>;
 
 public:
     using executor_type = typename Stream::executor_type;
@@ -259,6 +265,25 @@ public:
         }
         return true;
     }
+    /// Queues a message without waiting (from an event handler, or any code that cannot
+    /// co_await). Returns false, queueing nothing, when send(pm) would: the queue is at
+    /// options::write_queue_limit, a large message is being written from the caller's memory,
+    /// or the connection is closing or closed.
+    bool send(std::span<const std::uint8_t> payload, message_kind kind, bool compress = true) {
+        const auto& s = s_;
+        if (write_status(s) || !has_room(s)) return false;
+        if (auto ec = s->writer.append_message(s->out(), kind, payload, compress)) {
+            asio::co_spawn(s->stream.get_executor(), fail(s, ec), asio::detached);
+            return false;
+        }
+        kick(s);
+        return true;
+    }
+    /// Queues `m` with its own kind, like send(payload, kind) (an echo).
+    bool send(const message& m) { return send(m.data(), m.kind()); }
+    /// Queues a text message (`text` must be UTF-8), like send(payload, kind).
+    bool send_text(std::string_view text) { return send(as_bytes(text), message_kind::text); }
+
     /// Queues a prepared message like send(), waiting for room (like write_message) instead
     /// of failing when the queue is full.
     asio::awaitable<void> write_prepared(std::shared_ptr<const prepared_message> pm) {
@@ -300,6 +325,15 @@ public:
     /// As close(code, reason), reporting failure in `ec`.
     asio::awaitable<void> close(std::uint16_t code, std::string_view reason, std::error_code& ec) {
         ec = co_await do_close(s_, code, reason);
+    }
+    /// Starts the close handshake without waiting: queues the close frame (once) and arms the
+    /// close timeout. The connection's reader (read_message(), or a server's event mode)
+    /// finishes it when the peer answers; without one, the close timeout closes the
+    /// transport. Returns error::bad_close_code for a code that may not be sent.
+    std::error_code start_close(std::uint16_t code = 1000, std::string_view reason = {}) {
+        if (code != 0 && !is_sendable_close_code(code)) return error::bad_close_code;
+        if (s_->open && !s_->close_sent) send_close(s_, code, reason);
+        return {};
     }
     /// Closes the transport at once, without a close handshake.
     void abort() noexcept { s_->close_transport_now(); }
@@ -379,15 +413,21 @@ private:
         s->rpos = 0;
     }
 
+    // Plain TCP: sets the socket's user-level non-blocking mode, once; false if that failed.
+    static bool make_nonblocking(const std::shared_ptr<state>& s, std::error_code& ec) {
+        if (!s->nonblocking) {
+            s->stream.non_blocking(true, ec);
+            if (ec) return false;
+            s->nonblocking = true;
+        }
+        return true;
+    }
+
     // Plain TCP: one non-blocking read, unless the last one emptied the socket. Returns true
     // with bytes appended or `ec` set; false when the caller must wait for readability, and
     // then the connection holds no receive buffer while it waits (if nothing is left to decode).
     static bool try_read(const std::shared_ptr<state>& s, std::error_code& ec) {
-        if (!s->nonblocking) {
-            s->stream.non_blocking(true, ec);
-            if (ec) return true;
-            s->nonblocking = true;
-        }
+        if (!make_nonblocking(s, ec)) return true;
         if (!s->drained) {
             auto space = s->rbuf.prepare(s->read_size);
             std::size_t n = s->stream.read_some(asio::buffer(space.data(), space.size()), ec);
@@ -401,14 +441,14 @@ private:
             ec.clear();
             s->drained = true;
         }
-        if (s->rbuf.empty()) detail::read_buffer_pool::local().give(s->rbuf);
+        if (s->rbuf.empty()) detail::buffer_pool::reads().give(s->rbuf);
         return false;
     }
 
     // The socket became readable: the next try_read() reads, into a pooled buffer if any.
     static void readable(const std::shared_ptr<state>& s) {
         s->drained = false;
-        detail::read_buffer_pool::local().take(s->rbuf);
+        detail::buffer_pool::reads().take(s->rbuf);
     }
 
     // One socket read into rbuf (for the handshake and the closing; do_read() has its own
@@ -475,7 +515,7 @@ private:
             if (r.event == read_event::ping) {
                 if (s->cb && s->cb->on_ping) s->cb->on_ping(r.payload);
                 if (!s->close_sent) {
-                    s->writer.append_control(s->pending.bytes, opcode::pong, r.payload);
+                    s->writer.append_control(s->out(), opcode::pong, r.payload);
                     kick(s);
                 }
             } else if (r.event == read_event::pong) {
@@ -572,11 +612,8 @@ private:
         if (s->cb && s->cb->on_close) s->cb->on_close(r.code, s->peer_reason);
         if (!s->close_sent) {
             // Echo the peer's code (RFC 6455 §5.5.1); a close without a code gets none.
-            s->close_sent = true;
             bool has_code = r.code != static_cast<std::uint16_t>(close_code::no_status);
-            s->writer.append_close(s->pending.bytes, has_code ? r.code : 0, {});
-            kick(s);
-            arm_deadline(s, s->opts.close_timeout);
+            send_close(s, has_code ? r.code : 0, {});
         }
         co_await flush_queue(s);
         co_await finish_close(s);
@@ -601,14 +638,94 @@ private:
     // _Fail the WebSocket Connection_ (RFC 6455 §7.1.7): close frame with the code for `ec`.
     static asio::awaitable<std::error_code> fail(std::shared_ptr<state> s, std::error_code ec) {
         if (!s->close_sent && !s->transport_closed) {
-            s->close_sent = true;
-            s->writer.append_close(s->pending.bytes, static_cast<std::uint16_t>(close_code_for(ec)), ec.message());
-            kick(s);
-            arm_deadline(s, s->opts.close_timeout);
+            send_close(s, static_cast<std::uint16_t>(close_code_for(ec)), ec.message());
             co_await flush_queue(s);
         }
         s->close_transport_now();
         co_return ec;
+    }
+
+    // ---------------------------------------------------------------- event mode internals
+    // basic_server::run_events reads with completion handlers instead of a coroutine, so an
+    // idle connection holds its state and one socket wait, no coroutine frames. These are its
+    // steps; the server's driver loops over next_event() and waits as it says.
+
+    enum class event_step { message, wait_readable, wait_room, finish };
+
+    // Event mode reads without a coroutine only where the socket can be waited on without a
+    // buffer; other streams (TLS) run the same events from a read_message() loop.
+    static constexpr bool events_without_coroutine = waits_without_buffer;
+
+    // The driver owns the read side: read_message() reports operation_in_progress, and
+    // close() leaves the peer's close frame to the driver.
+    void begin_events() noexcept { s_->reading = true; }
+    // The driver hands the rest of the connection (the closing) to read_message().
+    void end_events() noexcept {
+        s_->reading = false;
+        s_->notify();
+    }
+    // The message event mode decodes into, kept by the connection so that the fragments of
+    // a message survive between socket reads.
+    message& event_message() {
+        if (!s_->assembly) s_->assembly = std::make_unique<message>();
+        return *s_->assembly;
+    }
+
+    // Decodes what is buffered and reads the socket without blocking, until a message (in
+    // `m`, borrowed until the next call), a reason to wait, or the end: a close or failure
+    // (stashed for read_message()), or the transport gone. Reading pauses while the write
+    // queue is over its limit, so a peer that does not read its answers is slowed by TCP.
+    event_step next_event(message& m) {
+        const auto& s = s_;
+        for (;;) {
+            if (!s->open || s->stashed) return event_step::finish;
+            if (!s->close_sent && s->queued() >= s->opts.write_queue_limit) {
+                kick(s);
+                return event_step::wait_room;
+            }
+            read_result r = decode_buffered(s, m);
+            if (r.event == read_event::message) return event_step::message;
+            if (r.event != read_event::need_more) {
+                s->stashed = std::make_unique<read_result>(r);
+                return event_step::finish;
+            }
+            begin_read(s);
+            std::error_code ec;
+            if (!try_read(s, ec)) {
+                write_soon(s);
+                return event_step::wait_readable;
+            }
+            if (ec) {
+                event_read_failed(ec);
+                return event_step::finish;
+            }
+        }
+    }
+
+    // Calls `h(ec)` once the socket is readable (events_without_coroutine streams only).
+    template <class Handler>
+    void async_wait_readable(Handler&& h) {
+        s_->stream.async_wait(asio::socket_base::wait_read,
+                              asio::bind_allocator(detail::exact_allocator<void>{}, std::forward<Handler>(h)));
+    }
+    // After async_wait_readable() completed with `ec`.
+    void event_readable(std::error_code ec) {
+        if (ec) event_read_failed(ec);
+        else readable(s_);
+    }
+    void event_read_failed(std::error_code ec) {
+        transport_error(s_, ec);
+        // Even a cancelled wait ends event mode: nobody would restart it.
+        if (s_->open) s_->close_transport_now();
+    }
+    // Calls `h()` once the write queue has moved (or the connection closed).
+    template <class Handler>
+    void async_wait_room(Handler h) {
+        ++s_->waiters;
+        s_->timer(s_->signal).async_wait([s = s_, h = std::move(h)](std::error_code) mutable {
+            --s->waiters;
+            h();
+        });
     }
 
     // ---------------------------------------------------------------- writing internals
@@ -640,7 +757,12 @@ private:
         if (s->pending.empty() || s->transport_closed) {
             if (s->transport_closed && !s->write_error) s->write_error = error::closed;
             s->writing = false;
+            s->release_write_buffers();
             s->notify();
+            return;
+        }
+        if (write_now(s)) {
+            write_pending(s); // nothing was queued meanwhile: this ends the turn
             return;
         }
         std::swap(s->pending, s->inflight);
@@ -650,6 +772,7 @@ private:
                 if (!s->write_error) s->write_error = closed_by_us(s, ec);
                 s->pending.clear();
                 s->writing = false;
+                s->release_write_buffers();
                 s->notify();
                 return;
             }
@@ -671,6 +794,32 @@ private:
         }
         if (pos < bytes.size()) s->gather.emplace_back(bytes.data() + pos, bytes.size() - pos);
         asio::async_write(s->stream, std::span<const asio::const_buffer>(s->gather), std::move(done));
+    }
+
+    // Plain TCP: hands the queued bytes to the kernel at once, without an asynchronous write.
+    // Returns true if it took them all (or the socket failed, recorded in write_error and
+    // `pending` dropped); false leaves what is left queued for an asynchronous write. Asio's
+    // write would make the same send, but holds the buffer until its completion handler runs,
+    // after every other ready handler: with many busy connections, their buffers could then
+    // not go back to the pool between batches.
+    static bool write_now(const std::shared_ptr<state>& s) {
+        if constexpr (!waits_without_buffer) {
+            return false;
+        } else {
+            if (!s->pending.shared.empty()) return false; // broadcast frames: a gather write
+            std::error_code ec;
+            if (!make_nonblocking(s, ec)) return false;
+            auto bytes = s->pending.bytes.data();
+            std::size_t n = s->stream.write_some(asio::buffer(bytes.data(), bytes.size()), ec);
+            if (ec == asio::error::would_block || ec == asio::error::try_again) return false;
+            if (ec) {
+                if (!s->write_error) s->write_error = closed_by_us(s, ec);
+                s->pending.clear();
+                return true;
+            }
+            s->pending.bytes.consume(n);
+            return s->pending.bytes.empty();
+        }
     }
 
     // A socket write fails with operation_aborted when we closed the transport under it (a
@@ -720,7 +869,7 @@ private:
             shared = out.no_context_takeover ? pm->deflated_frame(out.window_bits) : std::span<const std::uint8_t>{};
         }
         if (s->local == role::client || fragments || shared.empty()) {
-            if (auto ec = s->writer.append_message(s->pending.bytes, pm->kind(), payload, true)) return ec;
+            if (auto ec = s->writer.append_message(s->out(), pm->kind(), payload, true)) return ec;
         } else {
             s->pending.add_shared(shared, pm);
         }
@@ -736,7 +885,7 @@ private:
         if ((ec = write_status(s))) return true;
         if (goes_direct(s, payload.size(), compress) || !has_room(s)) return false;
         // A failed compressor needs fail()'s I/O: returns false with `ec` set.
-        if ((ec = s->writer.append_message(s->pending.bytes, kind, payload, compress))) return false;
+        if ((ec = s->writer.append_message(s->out(), kind, payload, compress))) return false;
         kick(s);
         return true;
     }
@@ -769,7 +918,7 @@ private:
             if (waited) co_return waited;
             if (auto ec = write_status(s)) co_return ec;
         }
-        if (auto ec = s->writer.append_message(s->pending.bytes, kind, payload, compress)) {
+        if (auto ec = s->writer.append_message(s->out(), kind, payload, compress)) {
             co_return co_await fail(s, ec);
         }
         kick(s);
@@ -828,13 +977,21 @@ private:
     static asio::awaitable<std::error_code> do_control(std::shared_ptr<state> s, opcode op,
                                                        std::span<const std::uint8_t> payload) {
         if (auto ec = write_status(s)) co_return ec;
-        s->writer.append_control(s->pending.bytes, op, payload);
+        s->writer.append_control(s->out(), op, payload);
         if (op == opcode::ping) s->last_ping = clock::now();
         kick(s);
         co_return std::error_code{};
     }
 
     // ---------------------------------------------------------------- closing internals
+
+    // Queues our close frame (once per connection) and bounds the wait for the peer's.
+    static void send_close(const std::shared_ptr<state>& s, std::uint16_t code, std::string_view reason) {
+        s->close_sent = true;
+        s->writer.append_close(s->out(), code, reason);
+        kick(s);
+        arm_deadline(s, s->opts.close_timeout);
+    }
 
     static asio::awaitable<std::error_code> do_close(std::shared_ptr<state> s, std::uint16_t code,
                                                      std::string_view reason) {
@@ -848,10 +1005,7 @@ private:
             }
             co_return std::error_code{};
         }
-        s->close_sent = true;
-        s->writer.append_close(s->pending.bytes, code, reason);
-        kick(s);
-        arm_deadline(s, s->opts.close_timeout);
+        send_close(s, code, reason);
         co_await flush_queue(s);
         if (s->close_received) {
             s->close_transport_now();
@@ -1049,7 +1203,7 @@ private:
                 break;
             }
             if (ping.count() > 0 && quiet >= ping && now - s->last_ping >= ping && !s->close_sent) {
-                s->writer.append_control(s->pending.bytes, opcode::ping, {});
+                s->writer.append_control(s->out(), opcode::ping, {});
                 s->last_ping = now;
                 kick(s);
             }

@@ -1,17 +1,20 @@
 // corows::server on 127.0.0.1: many clients over two threads, raw routing, handler failures,
-// and the graceful stop with its deadline.
+// the graceful stop with its deadline, and the event mode (run_events).
 #include <corows/server.hpp>
 
 #include <asio/co_spawn.hpp>
 #include <asio/io_context.hpp>
 #include <asio/steady_timer.hpp>
+#include <asio/write.hpp>
 
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -39,6 +42,13 @@ struct running_server {
             returned = true;
         });
     }
+    running_server(corows::server_options o, corows::server::event_handlers h) : srv(std::move(o)) {
+        endpoint = srv.listen({asio::ip::make_address("127.0.0.1"), 0});
+        thread = std::thread([this, h = std::move(h)]() mutable {
+            srv.run_events(std::move(h));
+            returned = true;
+        });
+    }
     running_server(const running_server&) = delete;
     running_server& operator=(const running_server&) = delete;
     ~running_server() {
@@ -63,6 +73,31 @@ asio::awaitable<tcp_ws> connect(unsigned short port, std::string target) {
 }
 
 asio::awaitable<tcp_ws> connect(unsigned short port) { return connect(port, "/"); }
+
+// Throws unless `m` is the echo of `text`.
+void check_echo(const std::optional<message>& m, std::string_view text) {
+    if (!m || m->text() != text) throw std::runtime_error("no echo of " + std::string(text));
+}
+
+// Throws unless the read that returned `m` found the connection closed with `code`.
+void check_closed(const tcp_ws& ws, const std::optional<message>& m, std::uint16_t code) {
+    if (m) throw std::runtime_error("message instead of close");
+    if (ws.close_code() != code) throw std::runtime_error("close code " + std::to_string(ws.close_code()));
+}
+
+// Two threads, and on_error counting the runtime_errors "boom" in `errors`.
+corows::server_options counting_booms(std::atomic<int>& errors) {
+    corows::server_options o;
+    o.threads = 2;
+    o.on_error = [&errors](std::exception_ptr e) {
+        try {
+            std::rethrow_exception(e);
+        } catch (const std::runtime_error& x) {
+            if (std::string_view(x.what()) == "boom") ++errors;
+        }
+    };
+    return o;
+}
 
 asio::awaitable<void> echo(tcp_ws& ws) {
     message m;
@@ -152,12 +187,11 @@ BOOST_AUTO_TEST_CASE(graceful_stop_closes_every_client_with_going_away) {
     std::size_t ok = run_clients(clients, [&](std::size_t) -> asio::awaitable<void> {
         tcp_ws ws = co_await connect(port);
         co_await ws.write_text("hello");
-        auto m = co_await ws.read_message();
-        if (!m || m->text() != "hello") throw std::runtime_error("no echo");
+        auto echoed = co_await ws.read_message();
+        check_echo(echoed, "hello");
         ++connected;
         auto end = co_await ws.read_message();
-        if (end) throw std::runtime_error("message instead of close");
-        if (ws.close_code() != 1001) throw std::runtime_error("close code " + std::to_string(ws.close_code()));
+        check_closed(ws, end, 1001);
         if (ws.close_reason() != "server shutting down") throw std::runtime_error("close reason");
     });
     stopper.join();
@@ -200,15 +234,7 @@ BOOST_AUTO_TEST_CASE(stop_deadline_abandons_stuck_handlers_and_silent_clients) {
 
 BOOST_AUTO_TEST_CASE(throwing_handler_does_not_take_the_server_down) {
     std::atomic<int> errors{0};
-    corows::server_options o;
-    o.threads = 2;
-    o.on_error = [&](std::exception_ptr e) {
-        try {
-            std::rethrow_exception(e);
-        } catch (const std::runtime_error& x) {
-            if (std::string_view(x.what()) == "boom") ++errors;
-        }
-    };
+    corows::server_options o = counting_booms(errors);
     running_server rs(o, [](tcp_ws& ws) -> asio::awaitable<void> {
         message m;
         while (co_await ws.read_message(m)) {
@@ -223,12 +249,11 @@ BOOST_AUTO_TEST_CASE(throwing_handler_does_not_take_the_server_down) {
         if (i % 2 == 0) {
             co_await ws.write_text("boom");
             auto end = co_await ws.read_message();
-            if (end) throw std::runtime_error("message instead of close");
-            if (ws.close_code() != 1011) throw std::runtime_error("close code " + std::to_string(ws.close_code()));
+            check_closed(ws, end, 1011);
         } else {
             co_await ws.write_text("still here");
-            auto m = co_await ws.read_message();
-            if (!m || m->text() != "still here") throw std::runtime_error("no echo");
+            auto echoed = co_await ws.read_message();
+            check_echo(echoed, "still here");
             co_await ws.close(1000, {});
         }
     });
@@ -300,6 +325,299 @@ BOOST_AUTO_TEST_CASE(stop_from_a_handler_and_before_run) {
     auto start = clock_type::now();
     early.run([](tcp_ws&) -> asio::awaitable<void> { co_return; });
     BOOST_TEST((clock_type::now() - start < 500ms));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+namespace {
+
+// What an event server saw, from its threads.
+struct event_log {
+    std::mutex mu;
+    std::size_t opened = 0;
+    std::vector<std::error_code> closes;
+    std::vector<std::uint16_t> close_codes;
+    std::size_t refused_sends = 0;
+    std::size_t max_queued = 0;
+
+    // Counts on_open and on_close; `on_message` is the test's.
+    corows::server::event_handlers handlers(std::function<void(tcp_ws&, const message&)> on_message) {
+        corows::server::event_handlers h;
+        h.on_open = [this](tcp_ws&) {
+            std::lock_guard lock(mu);
+            ++opened;
+        };
+        h.on_message = std::move(on_message);
+        h.on_close = [this](tcp_ws& ws, std::error_code why) {
+            std::lock_guard lock(mu);
+            closes.push_back(why);
+            close_codes.push_back(ws.close_code());
+        };
+        return h;
+    }
+    // An echo that records refused sends and the largest queue it saw.
+    corows::server::event_handlers echo() {
+        return handlers([this](tcp_ws& ws, const message& m) {
+            bool sent = ws.send(m);
+            std::lock_guard lock(mu);
+            if (!sent) ++refused_sends;
+            max_queued = std::max(max_queued, ws.queued_bytes());
+        });
+    }
+    // Waits until `n` connections have closed, at most `limit`.
+    bool wait_closes(std::size_t n, std::chrono::milliseconds limit = 5000ms) {
+        auto end = clock_type::now() + limit;
+        for (;;) {
+            {
+                std::lock_guard lock(mu);
+                if (closes.size() >= n) return true;
+            }
+            if (clock_type::now() >= end) return false;
+            std::this_thread::sleep_for(2ms);
+        }
+    }
+};
+
+// Payload `i` of an event-mode run: sizes across the frame length encodings and the read
+// buffer's growth, text and binary.
+std::string event_payload(std::size_t i) {
+    static const std::size_t sizes[] = {0, 1, 125, 126, 4095, 4096, 65535, 65536, 300000};
+    std::string s(sizes[i % std::size(sizes)] + i / std::size(sizes), '\0');
+    for (std::size_t k = 0; k < s.size(); ++k) s[k] = static_cast<char>('a' + (k * 31 + i) % 26);
+    return s;
+}
+
+// Sends `count` messages, all before reading any echo, then checks every echo in order.
+asio::awaitable<void> send_all_then_check(tcp_ws& ws, std::size_t count) {
+    for (std::size_t i = 0; i < count; ++i) {
+        std::string p = event_payload(i);
+        if (i % 2) co_await ws.write_binary(corows::as_bytes(p));
+        else co_await ws.write_text(p);
+    }
+    message m;
+    for (std::size_t i = 0; i < count; ++i) {
+        if (!co_await ws.read_message(m)) throw std::runtime_error("closed before echo " + std::to_string(i));
+        if (m.text() != event_payload(i) || m.is_text() != (i % 2 == 0))
+            throw std::runtime_error("echo " + std::to_string(i) + " differs");
+    }
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(events)
+
+BOOST_AUTO_TEST_CASE(echo_of_every_size_fragmented_and_compressed_arrives_intact) {
+    event_log log;
+    corows::server_options o;
+    o.threads = 2;
+    o.connection.deflate.enabled = true;
+    o.connection.max_message_size = 1 << 20;
+    running_server rs(o, log.echo());
+    auto port = rs.endpoint.port();
+    constexpr std::size_t clients = 6, count = 40;
+    std::size_t ok = run_clients(clients, [port](std::size_t i) -> asio::awaitable<void> {
+        // Plain, fragmenting (100-byte frames) and compressing clients, on both threads.
+        corows::options co;
+        co.max_message_size = 1 << 20;
+        if (i % 3 == 1) co.frame_size = 100;
+        if (i % 3 == 2) co.deflate.enabled = true;
+        asio::ip::tcp::socket sock(co_await asio::this_coro::executor);
+        co_await sock.async_connect({asio::ip::make_address("127.0.0.1"), port}, asio::use_awaitable);
+        tcp_ws ws(std::move(sock), co);
+        co_await ws.handshake("127.0.0.1:" + std::to_string(port), "/");
+        if ((i % 3 == 2) != ws.deflate().has_value()) throw std::runtime_error("deflate not negotiated as asked");
+        co_await send_all_then_check(ws, count);
+        co_await ws.close(1000, "done");
+    });
+    BOOST_TEST(ok == clients);
+    BOOST_REQUIRE(log.wait_closes(clients));
+    std::lock_guard lock(log.mu);
+    BOOST_TEST(log.opened == clients);
+    for (std::size_t i = 0; i < clients; ++i) {
+        BOOST_TEST(log.closes[i] == corows::error::closed);
+        BOOST_TEST(log.close_codes[i] == 1000);
+    }
+    BOOST_TEST(log.refused_sends == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(a_peer_that_does_not_read_pauses_the_reader_and_loses_nothing) {
+    event_log log;
+    corows::server_options o;
+    o.connection.write_queue_limit = 64 * 1024;
+    o.connection.max_message_size = 1 << 20;
+    running_server rs(o, log.echo());
+    auto port = rs.endpoint.port();
+    // 200 messages of 16 KiB (3.2 MB) written before reading any: far beyond the queue limit
+    // and the socket buffers, so the server must stop reading until the client drains.
+    constexpr std::size_t count = 200;
+    std::size_t ok = run_clients(1, [port](std::size_t) -> asio::awaitable<void> {
+        tcp_ws ws = co_await connect(port);
+        std::string big(16 * 1024, 'q');
+        asio::co_spawn(ws.get_executor(), [&ws, &big]() -> asio::awaitable<void> {
+            for (std::size_t i = 0; i < count; ++i) co_await ws.write_text(big + std::to_string(i));
+        }, asio::detached);
+        // Let the writer run ahead before reading.
+        asio::steady_timer pause(ws.get_executor(), 300ms);
+        co_await pause.async_wait(asio::use_awaitable);
+        message m;
+        for (std::size_t i = 0; i < count; ++i) {
+            if (!co_await ws.read_message(m)) throw std::runtime_error("closed early");
+            if (m.text() != big + std::to_string(i)) throw std::runtime_error("echo " + std::to_string(i) + " differs");
+        }
+        co_await ws.close(1000, {});
+    });
+    BOOST_TEST(ok == 1u);
+    BOOST_REQUIRE(log.wait_closes(1));
+    std::lock_guard lock(log.mu);
+    BOOST_TEST(log.refused_sends == 0u);
+    // Reading stops at the limit, so the queue never holds more than it plus one message.
+    BOOST_TEST(log.max_queued <= 64u * 1024 + 16 * 1024 + 64);
+    BOOST_TEST(log.max_queued >= 64u * 1024, "the queue never reached its limit: the test did not apply pressure");
+}
+
+BOOST_AUTO_TEST_CASE(start_close_in_a_callback_finishes_the_close_handshake) {
+    event_log log;
+    std::atomic<int> sends_after_close{-1};
+    running_server rs(corows::server_options{}, log.handlers([&](tcp_ws& ws, const message& m) {
+        if (m.text() != "bye") {
+            ws.send(m);
+            return;
+        }
+        BOOST_CHECK(!ws.start_close(4000, "as asked"));
+        BOOST_CHECK(ws.start_close(999) == corows::error::bad_close_code);
+        sends_after_close = ws.send_text("too late") ? 1 : 0;
+    }));
+    auto port = rs.endpoint.port();
+    std::size_t ok = run_clients(1, [port](std::size_t) -> asio::awaitable<void> {
+        tcp_ws ws = co_await connect(port);
+        co_await ws.write_text("first");
+        co_await ws.write_text("bye");
+        auto m = co_await ws.read_message();
+        if (!m || m->text() != "first") throw std::runtime_error("no echo before the close");
+        if (co_await ws.read_message()) throw std::runtime_error("message after the close frame");
+        if (ws.close_code() != 4000 || ws.close_reason() != "as asked")
+            throw std::runtime_error("close " + std::to_string(ws.close_code()));
+    });
+    BOOST_TEST(ok == 1u);
+    BOOST_REQUIRE(log.wait_closes(1));
+    std::lock_guard lock(log.mu);
+    BOOST_TEST(log.closes[0] == corows::error::closed);
+    BOOST_TEST(log.close_codes[0] == 4000); // the client echoed our code
+    BOOST_TEST(sends_after_close.load() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(violations_and_throwing_callbacks_fail_only_their_connection) {
+    event_log log;
+    std::atomic<int> errors{0};
+    corows::server_options o = counting_booms(errors);
+    running_server rs(o, log.handlers([](tcp_ws& ws, const message& m) {
+        if (m.text() == "boom") throw std::runtime_error("boom");
+        ws.send(m);
+    }));
+    auto port = rs.endpoint.port();
+    std::size_t ok = run_clients(9, [port](std::size_t i) -> asio::awaitable<void> {
+        tcp_ws ws = co_await connect(port);
+        if (i % 3 == 0) {
+            co_await ws.write_text("boom");
+            auto end = co_await ws.read_message();
+            check_closed(ws, end, 1011);
+        } else if (i % 3 == 1) {
+            // An unmasked text frame "x" from a client: the server must fail with 1002.
+            const std::uint8_t unmasked[] = {0x81, 0x01, 'x'};
+            co_await asio::async_write(ws.next_layer(), asio::buffer(unmasked), asio::use_awaitable);
+            auto end = co_await ws.read_message();
+            check_closed(ws, end, 1002);
+        } else {
+            co_await ws.write_text("fine");
+            auto echoed = co_await ws.read_message();
+            check_echo(echoed, "fine");
+            co_await ws.close(1000, {});
+        }
+    });
+    BOOST_TEST(ok == 9u);
+    BOOST_TEST(errors.load() == 3);
+    BOOST_REQUIRE(log.wait_closes(9));
+    std::lock_guard lock(log.mu);
+    std::size_t violations = 0, normal = 0;
+    for (auto ec : log.closes) {
+        if (ec == corows::error::mask_required) ++violations;
+        if (ec == corows::error::closed) ++normal;
+    }
+    BOOST_TEST(violations == 3u);
+    BOOST_TEST(normal == 6u); // the throwing ones closed with 1011 and got the client's answer
+}
+
+BOOST_AUTO_TEST_CASE(stop_closes_idle_event_connections_with_going_away) {
+    event_log log;
+    corows::server_options o;
+    o.threads = 2;
+    running_server rs(o, log.echo());
+    auto port = rs.endpoint.port();
+    constexpr std::size_t clients = 20;
+    std::atomic<std::size_t> connected{0};
+    std::thread stopper([&] {
+        auto end = clock_type::now() + 20s;
+        while (connected < clients && clock_type::now() < end) std::this_thread::sleep_for(2ms);
+        rs.srv.stop(3s);
+    });
+    std::size_t ok = run_clients(clients, [&](std::size_t) -> asio::awaitable<void> {
+        tcp_ws ws = co_await connect(port);
+        co_await ws.write_text("hello");
+        auto echoed = co_await ws.read_message();
+        check_echo(echoed, "hello");
+        ++connected;
+        auto end = co_await ws.read_message();
+        check_closed(ws, end, 1001);
+    });
+    stopper.join();
+    BOOST_TEST(ok == clients);
+    BOOST_TEST(rs.wait_returned(3s), "run() did not return within the grace period");
+    std::lock_guard lock(log.mu);
+    BOOST_TEST(log.opened == clients);
+    BOOST_REQUIRE(log.closes.size() == clients);
+    for (std::size_t k = 0; k < clients; ++k) {
+        BOOST_TEST(log.closes[k] == corows::error::closed);
+        BOOST_TEST(log.close_codes[k] == 1001); // the client's answer to our close
+    }
+}
+
+BOOST_AUTO_TEST_CASE(pings_are_answered_and_silent_peers_time_out) {
+    event_log log;
+    corows::server_options o;
+    o.connection.idle_timeout = 300ms;
+    running_server rs(o, log.echo());
+    auto port = rs.endpoint.port();
+    std::size_t ok = run_clients(2, [port](std::size_t i) -> asio::awaitable<void> {
+        tcp_ws ws = co_await connect(port);
+        bool ponged = false;
+        ws.on_pong([&](std::span<const std::uint8_t> p) { ponged = p.size() == 2 && p[0] == 'h'; });
+        co_await ws.ping(corows::as_bytes("hi"));
+        co_await ws.write_text("hello");
+        auto m = co_await ws.read_message();
+        // The pong was queued before the echo, so it has arrived by now.
+        if (!m || m->text() != "hello" || !ponged) throw std::runtime_error("no pong and echo");
+        if (i == 0) {
+            // Silent from now on: the server's idle timeout cuts the transport.
+            auto start = clock_type::now();
+            if (co_await ws.read_message()) throw std::runtime_error("message instead of the cut");
+            if (ws.close_code() != 1006) throw std::runtime_error("close code " + std::to_string(ws.close_code()));
+            if (clock_type::now() - start > 3s) throw std::runtime_error("the idle timeout took too long");
+            co_return;
+        }
+        // Talks every 100 ms for a second: never idle for 300 ms.
+        for (int k = 0; k < 10; ++k) {
+            asio::steady_timer pause(ws.get_executor(), 100ms);
+            co_await pause.async_wait(asio::use_awaitable);
+            co_await ws.write_text("still here");
+            if (!co_await ws.read_message(*m)) throw std::runtime_error("cut while talking");
+        }
+        co_await ws.close(1000, {});
+    });
+    BOOST_TEST(ok == 2u);
+    BOOST_REQUIRE(log.wait_closes(2));
+    std::lock_guard lock(log.mu);
+    BOOST_TEST((std::count(log.closes.begin(), log.closes.end(), corows::error::timeout) == 1));
+    BOOST_TEST((std::count(log.closes.begin(), log.closes.end(), corows::error::closed) == 1));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

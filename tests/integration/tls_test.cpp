@@ -3,6 +3,7 @@
 #include "loopback.hpp"
 
 #include <corows/connect.hpp>
+#include <corows/server.hpp>
 #include <corows/url.hpp>
 
 #include <asio/experimental/awaitable_operators.hpp>
@@ -17,11 +18,13 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -236,6 +239,39 @@ BOOST_AUTO_TEST_CASE(wss_echo_sizes_with_and_without_deflate) {
             BOOST_TEST(seen.sni == "localhost");
         }
     }
+}
+
+BOOST_AUTO_TEST_CASE(event_server_over_tls_echoes_and_reports_the_close) {
+    // run_events() over TLS: the same callbacks, driven by a read loop per connection.
+    auto sctx = server_context(loopback_cert());
+    auto cctx = client_context(loopback_cert());
+    std::atomic<int> opened{0}, closed_normally{0};
+    corows::server_options o;
+    o.connection.max_message_size = 2 * 1024 * 1024;
+    corows::basic_server<tls_socket> srv(o, [&sctx](tcp::socket s) { return tls_socket(std::move(s), sctx); });
+    corows::basic_server<tls_socket>::event_handlers h;
+    h.on_open = [&](tls_ws&) { ++opened; };
+    h.on_message = [](tls_ws& ws, const message& m) { ws.send(m); };
+    h.on_close = [&](tls_ws& ws, std::error_code why) {
+        if (why == corows::error::closed && ws.close_code() == 1000) ++closed_normally;
+    };
+    auto port = srv.listen({asio::ip::make_address("127.0.0.1"), 0}).port();
+    std::thread runner([&] { srv.run_events(std::move(h)); });
+    {
+        loop l;
+        l.spawn("client", [&]() -> asio::awaitable<void> {
+            auto ws = co_await corows::connect("wss://127.0.0.1:" + std::to_string(port), corows::options{}, cctx);
+            co_await echo_round_trips(ws, all_sizes, false);
+            co_await ws.close(1000, "bye");
+        });
+        l.run(60s);
+    }
+    auto end = std::chrono::steady_clock::now() + 5s;
+    while (closed_normally == 0 && std::chrono::steady_clock::now() < end) std::this_thread::sleep_for(2ms);
+    srv.stop(1s);
+    runner.join();
+    BOOST_TEST(opened.load() == 1);
+    BOOST_TEST(closed_normally.load() == 1);
 }
 
 BOOST_AUTO_TEST_CASE(wss_to_an_ip_literal_checks_the_ip_san_and_sends_no_sni) {

@@ -35,14 +35,38 @@ void close_transport(Stream& s) noexcept {
     sock.close(ignored);
 }
 
-/// Receive buffers not in use, kept per thread. A connection waiting for data gives its buffer
-/// back (when it has nothing left to decode) and takes one when data arrives, so an idle
-/// connection holds none and a busy thread cycles through the same few without allocating.
-class read_buffer_pool {
+/// Allocates exactly the size asked for. For operations that stay pending as long as a
+/// connection is idle (its socket wait): Asio's default hands them the per-thread recycled
+/// block of whatever operation came before, often several times larger, and that waste
+/// would stay with the connection.
+template <class T>
+struct exact_allocator {
+    using value_type = T;
+    exact_allocator() noexcept = default;
+    template <class U>
+    exact_allocator(const exact_allocator<U>&) noexcept {}
+    T* allocate(std::size_t n) { return std::allocator<T>{}.allocate(n); }
+    void deallocate(T* p, std::size_t n) noexcept { std::allocator<T>{}.deallocate(p, n); }
+    template <class U>
+    bool operator==(const exact_allocator<U>&) const noexcept { return true; }
+};
+
+/// Receive or send buffers not in use, kept per thread. A connection waiting for data gives
+/// its receive buffer back (when it has nothing left to decode), and its writer gives its send
+/// buffers back when the queue has drained; each takes one again when it has bytes to hold.
+/// So an idle connection holds no buffer, even after traffic, and a busy thread cycles
+/// through the same few without allocating. Receive and send buffers have pools of their
+/// own: their sizes differ, and a buffer of the other kind would have to grow again.
+class buffer_pool {
 public:
-    /// The calling thread's pool.
-    static read_buffer_pool& local() noexcept {
-        thread_local read_buffer_pool pool;
+    /// The calling thread's pool of receive buffers.
+    static buffer_pool& reads() noexcept {
+        thread_local buffer_pool pool;
+        return pool;
+    }
+    /// The calling thread's pool of send buffers.
+    static buffer_pool& writes() noexcept {
+        thread_local buffer_pool pool;
         return pool;
     }
     /// Takes `b`'s storage (b must hold no data); keeps it for reuse unless the pool is full
@@ -59,8 +83,10 @@ public:
     }
 
 private:
+    // Up to the largest socket read (websocket_state::max_read_size), so that a stream of
+    // large messages does not reallocate its buffers per read; anything larger is freed.
     static constexpr std::size_t max_buffers = 8;
-    static constexpr std::size_t max_capacity = 64 * 1024;
+    static constexpr std::size_t max_capacity = 256 * 1024;
     std::array<byte_buffer, max_buffers> free_;
     std::size_t count_ = 0;
 };
@@ -192,6 +218,17 @@ struct websocket_state {
         if (deadline) deadline->cancel();
         if (watchdog) watchdog->cancel();
         notify();
+    }
+
+    /// The send queue's bytes, to append frames to (with a pooled buffer if it has none).
+    byte_buffer& out() noexcept {
+        if (pending.bytes.capacity() == 0) buffer_pool::writes().take(pending.bytes);
+        return pending.bytes;
+    }
+    /// The writer has nothing left: its buffers go back to the pool.
+    void release_write_buffers() noexcept {
+        if (pending.bytes.empty()) buffer_pool::writes().give(pending.bytes);
+        if (inflight.bytes.empty()) buffer_pool::writes().give(inflight.bytes);
     }
 
     /// Bytes accepted for sending and not yet written.
