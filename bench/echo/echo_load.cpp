@@ -321,6 +321,8 @@ asio::awaitable<void> connection(run_state& st, std::size_t id, bool& settled) {
     // accept it (a promise about our own compressor). Memory (--hold): context takeover, as
     // browsers do, so each server keeps the window for what clients send.
     o.deflate.client_no_context_takeover = !st.cfg.hold;
+    // Level 1 for the same reason: the generator's compressing must cost less than any server's.
+    if (!st.cfg.hold) o.deflate.level = 1;
     // Room for every message in flight: a writer that waited for the socket while nobody
     // reads the echoes could deadlock with a server that waits for us to read.
     o.write_queue_limit = std::max(o.write_queue_limit, 2 * st.cfg.depth * (st.cfg.size + 14));

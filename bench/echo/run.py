@@ -2,7 +2,7 @@
 """Echo benchmark driver: corows' examples/echo_server, with a coroutine per connection
 ("corows") and with callbacks ("corows-events", --events), against the peer servers, in one run.
 
-    bench/echo/run.py [--seconds S] [--warmup S] [--quick] [--servers corows,beast,...]
+    bench/echo/run.py [--seconds S] [--warmup S] [--visits N] [--quick] [--servers corows,beast,...]
                       [--build DIR] [--idle-conns N] [--deflate-conns N] [--no-memory | --no-throughput]
 
 Each server runs pinned to core 0 and the load generator (echo_load) to core 1. For every
@@ -358,7 +358,8 @@ def write_markdown(path, servers, points, results, memory, args, skipped, comman
     L.append("")
     L.append(f"Measured {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC on {machine()}: "
              f"server pinned to core {SERVER_CPU}, load generator (bench/echo/echo_load, corows' client) to core "
-             f"{LOAD_CPU}, {args.seconds} s per point after {args.warmup} s of warm-up. Command: `{command}`. "
+             f"{LOAD_CPU}, the best of {args.visits} interleaved visits of {args.seconds} s per point (after "
+             f"{args.warmup} s of warm-up each). Command: `{command}`. "
              f"Load average before the run: {args.load_before:.2f}" + (" (a busy machine: noisy figures)."
                                                                       if args.load_before > 0.5 else "."))
     L.append("")
@@ -468,8 +469,10 @@ plot for [c in "{cols}"] "{data}" using int(c):xtic(1) title columnheader(int(c)
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seconds", type=float, default=5.0, help="measured seconds per point (default 5)")
-    ap.add_argument("--warmup", type=float, default=1.0, help="warm-up seconds per point (default 1)")
+    ap.add_argument("--seconds", type=float, default=3.0, help="measured seconds per visit (default 3)")
+    ap.add_argument("--warmup", type=float, default=0.5, help="warm-up seconds per visit (default 0.5)")
+    ap.add_argument("--visits", type=int, default=2,
+                    help="visits per server and point, interleaved; the best is kept (default 2)")
     ap.add_argument("--quick", action="store_true", help="smoke run: 1 s per point, fewer memory connections")
     ap.add_argument("--servers", default="corows,corows-events,beast,wspp,ws,uws", help="comma-separated subset")
     ap.add_argument("--build", default=os.path.join(ROOT, "build-bench"), help="build directory")
@@ -481,7 +484,7 @@ def main():
     ap.add_argument("--out", default=HERE, help="where results.md and results.svg go")
     args = ap.parse_args()
     if args.quick:
-        args.seconds, args.warmup = 1.0, 0.3
+        args.seconds, args.warmup, args.visits = 1.0, 0.3, 1
     args.build = os.path.abspath(args.build)  # servers run with bench/echo as their directory
     idle_conns = args.idle_conns or (1000 if args.quick else 10000)
     deflate_conns = args.deflate_conns or (200 if args.quick else 1000)
@@ -531,21 +534,28 @@ def main():
                     running[name] = Server(name, args.build, deflate)
                 except RuntimeError as e:
                     print(f"bench=echo server={name} failed={str(e)!r}", flush=True)
+            # Each server visits each point `visits` times, interleaved with the others, and
+            # the best visit counts: other tenants of the machine only ever slow a visit down.
             for i, p in enumerate(todo):
-                names = list(running)
-                names = names[i % len(names):] + names[:i % len(names)] if names else names
-                for name in names:
-                    r = run_point(load, running[name], p, args.seconds, args.warmup)
-                    if r:
-                        results[(name, p.key())] = r
-                    if not running[name].alive():
-                        print(f"bench=echo server={name} died: {running[name].errors()!r}", flush=True)
-                        running[name].stop()
-                        try:
-                            running[name] = Server(name, args.build, deflate)
-                        except RuntimeError as e:
-                            print(f"bench=echo server={name} failed={str(e)!r}", flush=True)
-                            del running[name]
+                for visit in range(args.visits):
+                    names = list(running)
+                    turn = (i + visit) % len(names) if names else 0
+                    for name in names[turn:] + names[:turn]:
+                        r = run_point(load, running[name], p, args.seconds, args.warmup)
+                        best = results.get((name, p.key()))
+                        # A visit with echo errors stays on record whatever its speed.
+                        failed = lambda x: x.get("errors", "0") != "0"
+                        if r and (not best or (not failed(best) and
+                                               (failed(r) or float(r["msgs_per_s"]) > float(best["msgs_per_s"])))):
+                            results[(name, p.key())] = r
+                        if not running[name].alive():
+                            print(f"bench=echo server={name} died: {running[name].errors()!r}", flush=True)
+                            running[name].stop()
+                            try:
+                                running[name] = Server(name, args.build, deflate)
+                            except RuntimeError as e:
+                                print(f"bench=echo server={name} failed={str(e)!r}", flush=True)
+                                del running[name]
         finally:
             for server in running.values():
                 server.stop()

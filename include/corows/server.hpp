@@ -1,6 +1,6 @@
-// corows::basic_server<Stream>: listens, accepts, and runs one coroutine per WebSocket
-// connection, on one thread or on N threads each with its own io_context, and stops
-// gracefully.
+// corows::basic_server<Stream>: listens, accepts, and runs one coroutine (or a set of event
+// callbacks) per WebSocket connection, on one thread or on N threads each with its own
+// io_context, and stops gracefully.
 #pragma once
 
 #include <corows/error.hpp>
@@ -187,7 +187,7 @@ public:
     void run_raw(handler_type handler) { run_with(std::move(handler), true); }
 
     /// As run(), but each open connection is served by `handlers` instead of a coroutine: an
-    /// idle plain-TCP connection then holds no coroutine frame (about 1 KiB, not 2.7). TLS
+    /// idle plain-TCP connection then holds no coroutine frame (1.3 KiB, not 2.7). TLS
     /// connections get the same events from a read loop of their own.
     void run_events(event_handlers handlers) {
         events_ = std::make_unique<const event_handlers>(std::move(handlers));

@@ -578,7 +578,7 @@ private:
                     while (!try_read(s, ec)) {
                         // Nothing more to read now: what the decoded bytes answered goes out
                         // before we wait (while more is readable, the answers keep batching).
-                        write_soon(s);
+                        write_before_waiting(s);
                         co_await s->stream.async_wait(asio::socket_base::wait_read, asio::redirect_error(asio::use_awaitable, ec));
                         if (ec) break;
                         readable(s);
@@ -692,7 +692,7 @@ private:
             begin_read(s);
             std::error_code ec;
             if (!try_read(s, ec)) {
-                write_soon(s);
+                write_before_waiting(s);
                 return event_step::wait_readable;
             }
             if (ec) {
@@ -743,6 +743,16 @@ private:
         asio::post(s->stream.get_executor(), [s] { write_soon(s); });
     }
 
+    // The reader is about to wait for the socket: the scheduled write goes out now, and if the
+    // kernel took it all (plain TCP, write_now), the send buffers go back to the pool, so an
+    // idle connection holds none. Only here, not whenever the writer drains: a server that
+    // queues to many connections before any write starts (a broadcast loop) needs more
+    // buffers at once than a pool keeps, and would allocate them again for every message.
+    static void write_before_waiting(const std::shared_ptr<state>& s) {
+        write_soon(s);
+        if (!s->writing) s->release_write_buffers();
+    }
+
     // Starts the write kick() scheduled, unless it has started already.
     static void write_soon(const std::shared_ptr<state>& s) {
         if (!s->write_scheduled) return;
@@ -757,11 +767,11 @@ private:
         if (s->pending.empty() || s->transport_closed) {
             if (s->transport_closed && !s->write_error) s->write_error = error::closed;
             s->writing = false;
-            s->release_write_buffers();
             s->notify();
             return;
         }
-        if (write_now(s)) {
+        std::size_t sent = 0;
+        if (write_now(s, sent)) {
             write_pending(s); // nothing was queued meanwhile: this ends the turn
             return;
         }
@@ -781,7 +791,7 @@ private:
         };
         auto bytes = s->inflight.bytes.data();
         if (s->inflight.shared.empty()) {
-            asio::async_write(s->stream, asio::buffer(bytes.data(), bytes.size()), std::move(done));
+            asio::async_write(s->stream, asio::buffer(bytes.data() + sent, bytes.size() - sent), std::move(done));
             return;
         }
         // Encoded bytes and shared frames interleaved, in queue order, in one gather write.
@@ -798,11 +808,12 @@ private:
 
     // Plain TCP: hands the queued bytes to the kernel at once, without an asynchronous write.
     // Returns true if it took them all (or the socket failed, recorded in write_error and
-    // `pending` dropped); false leaves what is left queued for an asynchronous write. Asio's
+    // `pending` dropped); false when an asynchronous write must send the rest, from `sent`
+    // bytes into the queue (not moved to the front: a large queue would be copied). Asio's
     // write would make the same send, but holds the buffer until its completion handler runs,
     // after every other ready handler: with many busy connections, their buffers could then
     // not go back to the pool between batches.
-    static bool write_now(const std::shared_ptr<state>& s) {
+    static bool write_now(const std::shared_ptr<state>& s, std::size_t& sent) {
         if constexpr (!waits_without_buffer) {
             return false;
         } else {
@@ -817,8 +828,12 @@ private:
                 s->pending.clear();
                 return true;
             }
-            s->pending.bytes.consume(n);
-            return s->pending.bytes.empty();
+            if (n == bytes.size()) {
+                s->pending.clear();
+                return true;
+            }
+            sent = n;
+            return false;
         }
     }
 

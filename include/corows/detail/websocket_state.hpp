@@ -16,6 +16,7 @@
 #include <array>
 #include <chrono>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -74,9 +75,11 @@ public:
     void give(byte_buffer& b) noexcept {
         if (b.capacity() == 0) return;
         b.clear();
-        if (count_ < max_buffers && b.capacity() <= max_capacity) free_[count_++] = std::move(b);
+        if (count_ < max_buffers && poolable(b.capacity())) free_[count_++] = std::move(b);
         else b = byte_buffer{};
     }
+    /// Whether a buffer of `capacity` bytes is small enough to pool.
+    static constexpr bool poolable(std::size_t capacity) noexcept { return capacity <= max_capacity; }
     /// Gives `b` (empty, without storage) a pooled buffer if there is one.
     void take(byte_buffer& b) noexcept {
         if (count_ > 0 && b.capacity() == 0) b = std::move(free_[--count_]);
@@ -225,10 +228,12 @@ struct websocket_state {
         if (pending.bytes.capacity() == 0) buffer_pool::writes().take(pending.bytes);
         return pending.bytes;
     }
-    /// The writer has nothing left: its buffers go back to the pool.
+    /// The writer has nothing left: its buffers go back to the pool. One that grew past what
+    /// the pool takes (a queue that filled up under backpressure) stays: freeing it would make
+    /// a sender that keeps the queue full regrow it from nothing each time.
     void release_write_buffers() noexcept {
-        if (pending.bytes.empty()) buffer_pool::writes().give(pending.bytes);
-        if (inflight.bytes.empty()) buffer_pool::writes().give(inflight.bytes);
+        for (byte_buffer* b : {&pending.bytes, &inflight.bytes})
+            if (b->empty() && buffer_pool::poolable(b->capacity())) buffer_pool::writes().give(*b);
     }
 
     /// Bytes accepted for sending and not yet written.
