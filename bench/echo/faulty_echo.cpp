@@ -1,11 +1,12 @@
 // A deliberately wrong echo server, to show that echo_load's verification catches what a
 // broken server does. Used only by bench/echo/selftest.py.
 //
-//   faulty_echo --fault none|flip|swap|drop|kind [--every N]
+//   faulty_echo --fault none|flip|swap|drop|kind [--every N] [--deflate]
 //
 // Every Nth message (default 50) is echoed with one byte flipped, swapped with the next,
 // dropped, or sent back with the other kind (text/binary); "none" is a correct echo. Prints
-// "listening on 127.0.0.1:PORT" (a free port) and serves until SIGTERM.
+// "listening on 127.0.0.1:PORT" (a free port) and serves until SIGTERM; --deflate accepts
+// permessage-deflate.
 #include <corows/server.hpp>
 
 #include <asio/signal_set.hpp>
@@ -35,14 +36,16 @@ int main(int argc, char** argv) {
     try {
         fault f = fault::none;
         std::size_t every = 50;
-        for (int i = 1; i + 1 < argc; i += 2) {
+        corows::server_options so;
+        for (int i = 1; i < argc; ++i) {
             std::string_view arg = argv[i];
-            if (arg == "--fault") f = parse_fault(argv[i + 1]);
-            else if (arg == "--every") every = std::stoul(argv[i + 1]);
+            if (arg == "--deflate") so.connection.deflate.enabled = true;
+            else if (i + 1 < argc && arg == "--fault") f = parse_fault(argv[++i]);
+            else if (i + 1 < argc && arg == "--every") every = std::stoul(argv[++i]);
             else throw std::invalid_argument("unknown argument " + std::string(arg));
         }
         if (every == 0) throw std::invalid_argument("--every must be at least 1");
-        corows::server srv(corows::server_options{});
+        corows::server srv(so);
         auto ep = srv.listen({asio::ip::make_address("127.0.0.1"), 0});
         asio::signal_set signals(srv.get_executor(), SIGINT, SIGTERM);
         signals.async_wait([&srv](std::error_code ec, int) {

@@ -10,7 +10,9 @@ import sys
 
 
 def run(load, faulty, fault, extra):
-    server = subprocess.Popen([faulty, "--fault", fault, "--every", "20"], stdout=subprocess.PIPE, text=True)
+    deflate = ["--deflate"] if "--deflate" in extra else []
+    server = subprocess.Popen([faulty, "--fault", fault, "--every", "20"] + deflate, stdout=subprocess.PIPE,
+                              text=True)
     try:
         line = server.stdout.readline()
         if not line.startswith("listening on "):
@@ -32,6 +34,9 @@ def main():
              ("flip", ["--binary", "--size", "64"]), ("flip", ["--json", "--size", "1024"]),
              ("swap", ["--text", "--size", "64"]), ("drop", ["--binary", "--size", "3000"]),
              ("kind", ["--text", "--size", "64"])]
+    # With --deflate the messages are prepared ones, without a stamp.
+    json_deflate = ["--json", "--size", "1024", "--deflate"]
+    cases += [("none", json_deflate), ("flip", json_deflate), ("swap", json_deflate), ("drop", json_deflate)]
     for fault, extra in cases:
         r, err = run(load, faulty, fault, extra)
         name = f"{fault} {' '.join(extra)}"

@@ -5,6 +5,7 @@
 #include <corows/deflate_stream.hpp>
 #include <corows/message.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -45,12 +46,22 @@ public:
     /// without context takeover with a window of `window_bits` (8..15); built on the first call
     /// for that size. Empty if compression failed (send frame() instead).
     std::span<const std::uint8_t> deflated_frame(int window_bits) const;
+    /// The compressed payload of deflated_frame(window_bits), without the frame header (what a
+    /// client masks into a frame of its own); empty if compression failed.
+    std::span<const std::uint8_t> deflated_payload(int window_bits) const {
+        auto f = deflated_frame(window_bits);
+        return f.empty() ? f : f.subspan(deflated_[slot(window_bits)].header);
+    }
 
 private:
     struct deflated {
         std::once_flag once;
         byte_buffer frame;
+        std::size_t header = 0;
     };
+    static std::size_t slot(int window_bits) noexcept {
+        return static_cast<std::size_t>(std::clamp(window_bits, 8, 15) - 8);
+    }
 
     byte_buffer frame_;
     std::size_t header_ = 0;

@@ -878,16 +878,25 @@ private:
                                           const std::shared_ptr<const prepared_message>& pm) {
         auto payload = pm->payload();
         bool fragments = s->writer.frame_size() != 0 && payload.size() > s->writer.frame_size();
-        std::span<const std::uint8_t> shared = pm->frame();
-        if (s->writer.would_compress(payload.size(), true)) {
-            const writer_deflate& out = s->writer.deflate_config();
-            shared = out.no_context_takeover ? pm->deflated_frame(out.window_bits) : std::span<const std::uint8_t>{};
-        }
-        if (s->local == role::client || fragments || shared.empty()) {
-            if (auto ec = s->writer.append_message(s->out(), pm->kind(), payload, true)) return ec;
+        bool compress = s->writer.would_compress(payload.size(), true);
+        const writer_deflate& deflate = s->writer.deflate_config();
+        // Without context takeover every connection's compressed bytes are the same.
+        bool once = compress && deflate.no_context_takeover && !fragments;
+        std::span<const std::uint8_t> ready;
+        if (s->local == role::client) {
+            // A client masks every frame with a fresh key, so it copies, but compresses once.
+            ready = once ? pm->deflated_payload(deflate.window_bits) : std::span<const std::uint8_t>{};
+            if (!ready.empty())
+                s->writer.append_frame(s->out(), pm->kind() == message_kind::text ? opcode::text : opcode::binary,
+                                       true, true, ready);
         } else {
-            s->pending.add_shared(shared, pm);
+            ready = !compress && !fragments ? pm->frame()
+                    : once                  ? pm->deflated_frame(deflate.window_bits)
+                                            : std::span<const std::uint8_t>{};
+            if (!ready.empty()) s->pending.add_shared(ready, pm);
         }
+        if (ready.empty())
+            if (auto ec = s->writer.append_message(s->out(), pm->kind(), payload, true)) return ec;
         kick(s);
         return {};
     }

@@ -127,6 +127,55 @@ BOOST_AUTO_TEST_CASE(a_client_sends_prepared_messages_masked) {
     BOOST_TEST(received == count);
 }
 
+// A client without context takeover sends the prepared message's compressed bytes (made
+// once, at the prepared message's level 9, not the connection's 1), masked afresh each time.
+BOOST_AUTO_TEST_CASE(a_compressing_client_masks_the_prepared_deflate_bytes) {
+    std::string text;
+    for (int i = 0; text.size() < 3000; ++i) text += "{\"id\":" + std::to_string(i * 37 % 1000) + ",\"ok\":true},";
+    auto pm = std::make_shared<const prepared_message>(corows::as_bytes(text), message_kind::text, 9);
+    std::vector<raw_frame> frames;
+    loop l;
+    l.spawn("raw server", [&]() -> asio::awaitable<void> {
+        raw_peer p = co_await accept_raw(l);
+        std::string req = co_await p.read_request();
+        BOOST_REQUIRE(req.find("permessage-deflate") != std::string::npos);
+        co_await p.answer_101(req, "Sec-WebSocket-Extensions: permessage-deflate; client_no_context_takeover\r\n");
+        for (int i = 0; i < 3; ++i) {
+            auto f = co_await p.read_frame();
+            BOOST_REQUIRE(f);
+            frames.push_back(*f);
+        }
+        co_await p.send(server_frame(0x8, close_payload(1000)));
+        co_await expect_close(p);
+    });
+    l.spawn("client", [&]() -> asio::awaitable<void> {
+        options o;
+        o.deflate.enabled = true;
+        o.deflate.level = 1;
+        tcp_ws ws = co_await l.connect_ws(o);
+        co_await ws.handshake(l.host(), "/");
+        BOOST_REQUIRE(ws.deflate());
+        BOOST_REQUIRE(ws.deflate()->client_no_context_takeover);
+        for (int i = 0; i < 2; ++i) co_await ws.write_prepared(pm);
+        // Its own message, for contrast: compressed at the connection's level.
+        co_await ws.write_text(text);
+        while (co_await ws.read_message()) {
+        }
+    });
+    l.run(std::chrono::seconds(30));
+    BOOST_REQUIRE(frames.size() == 3u);
+    auto expected = pm->deflated_payload(15);
+    BOOST_TEST(!expected.empty());
+    for (int i = 0; i < 2; ++i) {
+        BOOST_TEST(frames[i].masked);
+        BOOST_TEST(frames[i].rsv == 4); // RSV1
+        BOOST_TEST(frames[i].op == 0x1);
+        BOOST_TEST((frames[i].payload == bytes(expected.begin(), expected.end())));
+    }
+    BOOST_TEST(frames[2].rsv == 4);
+    BOOST_TEST((frames[2].payload != frames[0].payload)); // level 1 differs from level 9
+}
+
 BOOST_AUTO_TEST_CASE(frames_are_shared_by_reference_not_copied) {
     loop l;
     l.spawn("server", [&]() -> asio::awaitable<void> {

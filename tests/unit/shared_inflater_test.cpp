@@ -75,6 +75,15 @@ private:
     corows::message msg_;
 };
 
+// What a fresh inflater of the peer's window makes of one whole payload.
+std::error_code zlib_alone(std::span<const std::uint8_t> payload, int bits, corows::byte_buffer& out,
+                           std::size_t limit) {
+    corows::inflate_stream in(bits, true);
+    auto ec = in.write(payload, out, limit);
+    if (!ec) ec = in.finish(out, limit);
+    return ec;
+}
+
 } // namespace
 
 BOOST_AUTO_TEST_SUITE(shared_inflater)
@@ -113,6 +122,34 @@ BOOST_AUTO_TEST_CASE(errors_leave_it_clean) {
     out.clear();
     BOOST_TEST(!corows::inflate_shared(hello, 15, out, 100));
     BOOST_TEST(out.view() == "Hello");
+}
+
+// §7.2.3.4: a BFINAL block may end the stream inside a message, which then goes on.
+BOOST_AUTO_TEST_CASE(final_block_inside_a_message) {
+    const bytes twice{0xf3, 0x48, 0xcd, 0xc9, 0xc9, 0x07, 0x00, 0xf2, 0x48, 0xcd, 0xc9, 0xc9, 0x07, 0x00};
+    corows::byte_buffer out;
+    BOOST_TEST(!corows::inflate_shared(twice, 15, out, 100));
+    BOOST_TEST(out.view() == "HelloHello");
+}
+
+// Outputs far beyond the output space first asked for (runs of one byte compress ~1000x), and
+// limits at, just under and just over the size: the same answers as an inflater of its own.
+BOOST_AUTO_TEST_CASE(large_outputs_and_limits_around_them) {
+    for (std::size_t size : {std::size_t{1000}, std::size_t{5000}, std::size_t{40000}, std::size_t{300000}}) {
+        bytes run(size, 'a');
+        corows::deflate_stream d(15, true);
+        std::error_code ec;
+        auto payload = d.compress(run, ec);
+        BOOST_TEST_REQUIRE(!ec);
+        for (std::size_t limit : {size - 1, size, size + 2, size + 100, std::size_t{1} << 20}) {
+            corows::byte_buffer got, want;
+            auto ec_got = corows::inflate_shared(payload, 15, got, limit);
+            auto ec_want = zlib_alone(payload, 15, want, limit);
+            BOOST_TEST(ec_got == ec_want, "size " << size << " limit " << limit);
+            BOOST_TEST(ec_got.value() == (limit < size ? static_cast<int>(corows::error::message_too_big) : 0));
+            if (!ec_got) BOOST_TEST((got.view() == want.view()));
+        }
+    }
 }
 
 // Two messages at every split point of the wire: a message whose bytes are all in one read
