@@ -76,7 +76,7 @@ std::error_code message_writer::append_message(byte_buffer& out, message_kind ki
         payload = deflater_->compress(payload, ec);
         if (ec) return ec;
     }
-    opcode op = kind == message_kind::text ? opcode::text : opcode::binary;
+    opcode op = data_opcode(kind);
     if (frame_size_ == 0 || payload.size() <= frame_size_) {
         append_frame(out, op, true, rsv1, payload);
         return {};

@@ -1,4 +1,5 @@
 #include <corows/frame.hpp>
+#include <corows/message_writer.hpp>
 #include <corows/prepared_message.hpp>
 #include <corows/shared_compressor.hpp>
 
@@ -22,16 +23,12 @@ std::size_t append_server_frame(byte_buffer& out, opcode op, bool rsv1, std::spa
     return n;
 }
 
-opcode opcode_for(message_kind kind) noexcept {
-    return kind == message_kind::text ? opcode::text : opcode::binary;
-}
-
 } // namespace
 
 prepared_message::prepared_message(std::span<const std::uint8_t> payload, message_kind kind, int level,
                                    int mem_level)
     : kind_(kind), level_(level), mem_level_(mem_level) {
-    header_ = append_server_frame(frame_, opcode_for(kind), false, payload);
+    header_ = append_server_frame(frame_, data_opcode(kind), false, payload);
 }
 
 std::span<const std::uint8_t> prepared_message::deflated_frame(int window_bits) const {
@@ -44,7 +41,7 @@ std::span<const std::uint8_t> prepared_message::deflated_frame(int window_bits) 
         settings.mem_level = mem_level_;
         std::error_code ec;
         auto compressed = compress_shared(payload(), settings, ec);
-        if (!ec) d.header = append_server_frame(d.frame, opcode_for(kind_), true, compressed);
+        if (!ec) d.header = append_server_frame(d.frame, data_opcode(kind_), true, compressed);
     });
     return d.frame.data();
 }

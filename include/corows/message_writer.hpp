@@ -39,6 +39,11 @@ struct writer_deflate {
 /// Largest close frame payload: the 2-byte code and 123 bytes of reason.
 inline constexpr std::size_t max_close_reason = 123;
 
+/// The opcode of a data message's first frame.
+constexpr opcode data_opcode(message_kind kind) noexcept {
+    return kind == message_kind::text ? opcode::text : opcode::binary;
+}
+
 /// Encodes frames: headers, client masking with fresh keys, compression and fragmentation.
 class message_writer {
 public:

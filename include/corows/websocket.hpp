@@ -887,8 +887,7 @@ private:
             // A client masks every frame with a fresh key, so it copies, but compresses once.
             ready = once ? pm->deflated_payload(deflate.window_bits) : std::span<const std::uint8_t>{};
             if (!ready.empty())
-                s->writer.append_frame(s->out(), pm->kind() == message_kind::text ? opcode::text : opcode::binary,
-                                       true, true, ready);
+                s->writer.append_frame(s->out(), data_opcode(pm->kind()), true, true, ready);
         } else {
             ready = !compress && !fragments ? pm->frame()
                     : once                  ? pm->deflated_frame(deflate.window_bits)
@@ -964,7 +963,7 @@ private:
         s->writing = true;
         s->writing_direct = true;
         std::size_t fs = s->writer.frame_size() ? s->writer.frame_size() : payload.size();
-        opcode op = kind == message_kind::text ? opcode::text : opcode::binary;
+        opcode op = data_opcode(kind);
         std::error_code ec;
         do {
             auto part = payload.first(std::min(fs, payload.size()));

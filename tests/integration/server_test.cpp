@@ -85,6 +85,31 @@ void check_closed(const tcp_ws& ws, const std::optional<message>& m, std::uint16
     if (ws.close_code() != code) throw std::runtime_error("close code " + std::to_string(ws.close_code()));
 }
 
+// Sends "boom", which makes the servers below throw, and expects their 1011.
+asio::awaitable<void> boom_closes_with_1011(tcp_ws& ws) {
+    co_await ws.write_text("boom");
+    auto end = co_await ws.read_message();
+    check_closed(ws, end, 1011);
+}
+
+// Sends `text` (a literal: it outlives the coroutine), checks its echo and closes.
+asio::awaitable<void> echo_once(tcp_ws& ws, const char* text) {
+    co_await ws.write_text(text);
+    auto echoed = co_await ws.read_message();
+    check_echo(echoed, text);
+    co_await ws.close(1000, {});
+}
+
+// Checks one echo, counts the connection in `connected`, then expects stop()'s 1001.
+asio::awaitable<void> echo_then_going_away(tcp_ws& ws, std::atomic<std::size_t>& connected) {
+    co_await ws.write_text("hello");
+    auto echoed = co_await ws.read_message();
+    check_echo(echoed, "hello");
+    ++connected;
+    auto end = co_await ws.read_message();
+    check_closed(ws, end, 1001);
+}
+
 // Two threads, and on_error counting the runtime_errors "boom" in `errors`.
 corows::server_options counting_booms(std::atomic<int>& errors) {
     corows::server_options o;
@@ -186,12 +211,7 @@ BOOST_AUTO_TEST_CASE(graceful_stop_closes_every_client_with_going_away) {
     });
     std::size_t ok = run_clients(clients, [&](std::size_t) -> asio::awaitable<void> {
         tcp_ws ws = co_await connect(port);
-        co_await ws.write_text("hello");
-        auto echoed = co_await ws.read_message();
-        check_echo(echoed, "hello");
-        ++connected;
-        auto end = co_await ws.read_message();
-        check_closed(ws, end, 1001);
+        co_await echo_then_going_away(ws, connected);
         if (ws.close_reason() != "server shutting down") throw std::runtime_error("close reason");
     });
     stopper.join();
@@ -246,16 +266,8 @@ BOOST_AUTO_TEST_CASE(throwing_handler_does_not_take_the_server_down) {
     // Several connections blow up, on both threads; the others keep working.
     std::size_t ok = run_clients(10, [port](std::size_t i) -> asio::awaitable<void> {
         tcp_ws ws = co_await connect(port);
-        if (i % 2 == 0) {
-            co_await ws.write_text("boom");
-            auto end = co_await ws.read_message();
-            check_closed(ws, end, 1011);
-        } else {
-            co_await ws.write_text("still here");
-            auto echoed = co_await ws.read_message();
-            check_echo(echoed, "still here");
-            co_await ws.close(1000, {});
-        }
+        if (i % 2 == 0) co_await boom_closes_with_1011(ws);
+        else co_await echo_once(ws, "still here");
     });
     BOOST_TEST(ok == 10u);
     BOOST_TEST(errors.load() == 5);
@@ -518,9 +530,7 @@ BOOST_AUTO_TEST_CASE(violations_and_throwing_callbacks_fail_only_their_connectio
     std::size_t ok = run_clients(9, [port](std::size_t i) -> asio::awaitable<void> {
         tcp_ws ws = co_await connect(port);
         if (i % 3 == 0) {
-            co_await ws.write_text("boom");
-            auto end = co_await ws.read_message();
-            check_closed(ws, end, 1011);
+            co_await boom_closes_with_1011(ws);
         } else if (i % 3 == 1) {
             // An unmasked text frame "x" from a client: the server must fail with 1002.
             const std::uint8_t unmasked[] = {0x81, 0x01, 'x'};
@@ -528,10 +538,7 @@ BOOST_AUTO_TEST_CASE(violations_and_throwing_callbacks_fail_only_their_connectio
             auto end = co_await ws.read_message();
             check_closed(ws, end, 1002);
         } else {
-            co_await ws.write_text("fine");
-            auto echoed = co_await ws.read_message();
-            check_echo(echoed, "fine");
-            co_await ws.close(1000, {});
+            co_await echo_once(ws, "fine");
         }
     });
     BOOST_TEST(ok == 9u);
@@ -562,12 +569,7 @@ BOOST_AUTO_TEST_CASE(stop_closes_idle_event_connections_with_going_away) {
     });
     std::size_t ok = run_clients(clients, [&](std::size_t) -> asio::awaitable<void> {
         tcp_ws ws = co_await connect(port);
-        co_await ws.write_text("hello");
-        auto echoed = co_await ws.read_message();
-        check_echo(echoed, "hello");
-        ++connected;
-        auto end = co_await ws.read_message();
-        check_closed(ws, end, 1001);
+        co_await echo_then_going_away(ws, connected);
     });
     stopper.join();
     BOOST_TEST(ok == clients);
