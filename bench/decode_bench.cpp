@@ -7,8 +7,8 @@
 //   vs_memcpy=...
 //   bench=decode frame_bytes=65550 masked=1 per_packet=1 gb_per_s=... vs_memcpy=...
 // vs_memcpy is our throughput divided by memcpy's: higher is better, 1 means as fast.
-#include <corows/frame.hpp>
-#include <corows/mask.hpp>
+#include <corows/protocol/frame.hpp>
+#include <corows/protocol/mask.hpp>
 
 #include <algorithm>
 #include <array>

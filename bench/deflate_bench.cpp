@@ -18,10 +18,10 @@
 // Usage: deflate_bench [level] [repetitions] [size]   (build with --buildtype=release)
 //        deflate_bench shared [repetitions]           (only the second part)
 #include <corows/byte_buffer.hpp>
-#include <corows/deflate_stream.hpp>
-#include <corows/inflate_stream.hpp>
-#include <corows/shared_compressor.hpp>
-#include <corows/shared_inflater.hpp>
+#include <corows/detail/shared_compressor.hpp>
+#include <corows/detail/shared_inflater.hpp>
+#include <corows/protocol/deflate_stream.hpp>
+#include <corows/protocol/inflate_stream.hpp>
 
 #include <zlib.h>
 

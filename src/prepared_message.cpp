@@ -1,7 +1,7 @@
-#include <corows/frame.hpp>
-#include <corows/message_writer.hpp>
+#include <corows/detail/shared_compressor.hpp>
 #include <corows/prepared_message.hpp>
-#include <corows/shared_compressor.hpp>
+#include <corows/protocol/frame.hpp>
+#include <corows/protocol/message_writer.hpp>
 
 #include <algorithm>
 

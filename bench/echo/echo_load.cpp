@@ -31,7 +31,7 @@
 //
 // It runs one io_context on one thread: the driver pins it to one core.
 #include <corows/prepared_message.hpp>
-#include <corows/url.hpp>
+#include <corows/protocol/url.hpp>
 #include <corows/websocket.hpp>
 
 #include <asio/co_spawn.hpp>

@@ -9,7 +9,7 @@
 #include <corows/client_stream.hpp>
 #include <corows/error.hpp>
 #include <corows/options.hpp>
-#include <corows/url.hpp>
+#include <corows/protocol/url.hpp>
 #include <corows/websocket.hpp>
 
 #include <asio/awaitable.hpp>

@@ -1,8 +1,8 @@
 // Settings of one connection, fixed at construction.
 #pragma once
 
-#include <corows/http.hpp>
-#include <corows/permessage_deflate.hpp>
+#include <corows/protocol/http.hpp>
+#include <corows/protocol/permessage_deflate.hpp>
 
 #include <chrono>
 #include <cstddef>

@@ -2,8 +2,8 @@
 #pragma once
 
 #include <corows/byte_buffer.hpp>
-#include <corows/deflate_stream.hpp>
 #include <corows/message.hpp>
+#include <corows/protocol/deflate_stream.hpp>
 
 #include <algorithm>
 #include <array>

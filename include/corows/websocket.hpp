@@ -4,11 +4,11 @@
 
 #include <corows/detail/websocket_state.hpp>
 #include <corows/error.hpp>
-#include <corows/handshake.hpp>
-#include <corows/http.hpp>
+#include <corows/protocol/handshake.hpp>
+#include <corows/protocol/http.hpp>
 #include <corows/message.hpp>
 #include <corows/options.hpp>
-#include <corows/permessage_deflate.hpp>
+#include <corows/protocol/permessage_deflate.hpp>
 #include <corows/prepared_message.hpp>
 
 #include <asio/awaitable.hpp>

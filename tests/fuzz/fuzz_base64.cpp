@@ -1,6 +1,6 @@
 // Base64 is a bijection between byte strings and canonical texts: decoding anything and
 // re-encoding must give the text back, and encoding then decoding must give the bytes back.
-#include <corows/base64.hpp>
+#include <corows/detail/base64.hpp>
 
 #include <cstddef>
 #include <cstdint>

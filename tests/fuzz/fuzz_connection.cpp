@@ -14,11 +14,11 @@
 // queued before a close frame; and a frame cut short only when the input ended mid-write.
 #include "memory_stream.hpp"
 
-#include <corows/frame.hpp>
-#include <corows/http.hpp>
 #include <corows/message.hpp>
-#include <corows/message_reader.hpp>
-#include <corows/permessage_deflate.hpp>
+#include <corows/protocol/frame.hpp>
+#include <corows/protocol/http.hpp>
+#include <corows/protocol/message_reader.hpp>
+#include <corows/protocol/permessage_deflate.hpp>
 #include <corows/websocket.hpp>
 
 #include <asio/co_spawn.hpp>

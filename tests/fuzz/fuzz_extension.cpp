@@ -3,8 +3,8 @@
 // accepts yields a response the client accepts, with the same agreement on both ends; the
 // agreement never exceeds what either side allowed.
 #include <corows/error.hpp>
-#include <corows/extension.hpp>
-#include <corows/permessage_deflate.hpp>
+#include <corows/protocol/extension.hpp>
+#include <corows/protocol/permessage_deflate.hpp>
 
 #include <cstddef>
 #include <cstdint>

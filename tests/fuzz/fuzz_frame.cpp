@@ -3,8 +3,8 @@
 // the buffer, every accepted header obeys the rules and re-encodes to the very bytes it was
 // read from (the decoder accepts only minimal encodings), a truncated buffer never
 // contradicts the whole one, and unmasking in two pieces equals unmasking at once.
-#include <corows/frame.hpp>
-#include <corows/mask.hpp>
+#include <corows/protocol/frame.hpp>
+#include <corows/protocol/mask.hpp>
 
 #include <algorithm>
 #include <array>

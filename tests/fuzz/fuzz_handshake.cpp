@@ -1,7 +1,7 @@
 // Feeds arbitrary bytes to the request and response parsers, whole, split in two and byte by
 // byte, and checks they agree; then drives whatever parsed through the handshake both ways and
 // checks the round trips.
-#include <corows/handshake.hpp>
+#include <corows/protocol/handshake.hpp>
 
 #include <cstdint>
 #include <cstdlib>

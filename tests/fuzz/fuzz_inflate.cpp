@@ -6,9 +6,9 @@
 // inflating gives the input back, and the compressed data never reaches further back than
 // the window allows (checked with a one-byte-at-a-time raw zlib inflater).
 #include <corows/byte_buffer.hpp>
-#include <corows/deflate_stream.hpp>
 #include <corows/error.hpp>
-#include <corows/inflate_stream.hpp>
+#include <corows/protocol/deflate_stream.hpp>
+#include <corows/protocol/inflate_stream.hpp>
 
 #include <zlib.h>
 

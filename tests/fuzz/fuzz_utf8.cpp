@@ -1,6 +1,6 @@
 // Differential fuzzing of the incremental UTF-8 validator against a slow reference that
 // reasons in code-point ranges, with the input cut into fuzzer-chosen pieces.
-#include <corows/utf8.hpp>
+#include <corows/protocol/utf8.hpp>
 
 #include <cstddef>
 #include <cstdint>

@@ -2,7 +2,7 @@
 // and lose nothing, wherever in a message the cancellation lands.
 #include "loopback.hpp"
 
-#include <corows/deflate_stream.hpp>
+#include <corows/protocol/deflate_stream.hpp>
 
 #include <asio/experimental/awaitable_operators.hpp>
 

@@ -2,9 +2,9 @@
 // peer that speaks the protocol byte by byte, to play a misbehaving client or server.
 #pragma once
 
-#include <corows/frame.hpp>
-#include <corows/handshake.hpp>
-#include <corows/mask.hpp>
+#include <corows/protocol/frame.hpp>
+#include <corows/protocol/handshake.hpp>
+#include <corows/protocol/mask.hpp>
 #include <corows/websocket.hpp>
 
 #include <asio/co_spawn.hpp>

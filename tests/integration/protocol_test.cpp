@@ -3,7 +3,7 @@
 // that are legal but unusual: control frames between the fragments of a message.
 #include "loopback.hpp"
 
-#include <corows/deflate_stream.hpp>
+#include <corows/protocol/deflate_stream.hpp>
 
 #include <boost/test/unit_test.hpp>
 

@@ -3,8 +3,8 @@
 #include "loopback.hpp"
 
 #include <corows/connect.hpp>
+#include <corows/protocol/url.hpp>
 #include <corows/server.hpp>
-#include <corows/url.hpp>
 
 #include <asio/experimental/awaitable_operators.hpp>
 #include <asio/ssl.hpp>

@@ -8,8 +8,8 @@
 //     --flush   libdeflate rewritten into the flush form (the library's default)
 //
 // Prints "listening on 127.0.0.1:PORT" once it accepts connections.
+#include <corows/detail/shared_compressor.hpp>
 #include <corows/server.hpp>
-#include <corows/shared_compressor.hpp>
 
 #include <asio/signal_set.hpp>
 

@@ -1,6 +1,6 @@
 // Encodes a frame with corows and decodes it again, through the installed public headers.
-#include <corows/frame.hpp>
-#include <corows/mask.hpp>
+#include <corows/protocol/frame.hpp>
+#include <corows/protocol/mask.hpp>
 
 #include <array>
 #include <cstdio>

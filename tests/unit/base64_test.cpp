@@ -1,5 +1,5 @@
-#include <corows/base64.hpp>
-#include <corows/sha1.hpp>
+#include <corows/detail/base64.hpp>
+#include <corows/detail/sha1.hpp>
 
 #include <boost/test/unit_test.hpp>
 

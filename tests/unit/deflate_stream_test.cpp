@@ -1,7 +1,7 @@
 #include <corows/byte_buffer.hpp>
-#include <corows/deflate_stream.hpp>
 #include <corows/error.hpp>
-#include <corows/inflate_stream.hpp>
+#include <corows/protocol/deflate_stream.hpp>
+#include <corows/protocol/inflate_stream.hpp>
 
 #include <boost/test/unit_test.hpp>
 

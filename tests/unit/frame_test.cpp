@@ -1,5 +1,5 @@
-#include <corows/frame.hpp>
-#include <corows/mask.hpp>
+#include <corows/protocol/frame.hpp>
+#include <corows/protocol/mask.hpp>
 
 #include <boost/test/unit_test.hpp>
 

@@ -1,6 +1,6 @@
-#include <corows/handshake.hpp>
+#include <corows/protocol/handshake.hpp>
 
-#include <corows/base64.hpp>
+#include <corows/detail/base64.hpp>
 
 #include <boost/test/unit_test.hpp>
 

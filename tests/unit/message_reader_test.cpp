@@ -1,6 +1,6 @@
 #include <corows/byte_buffer.hpp>
-#include <corows/message_reader.hpp>
-#include <corows/message_writer.hpp>
+#include <corows/protocol/message_reader.hpp>
+#include <corows/protocol/message_writer.hpp>
 
 #include <boost/test/unit_test.hpp>
 

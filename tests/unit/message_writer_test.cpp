@@ -1,9 +1,9 @@
 #include <corows/byte_buffer.hpp>
-#include <corows/inflate_stream.hpp>
-#include <corows/mask.hpp>
-#include <corows/message_reader.hpp>
-#include <corows/message_writer.hpp>
-#include <corows/shared_compressor.hpp>
+#include <corows/detail/shared_compressor.hpp>
+#include <corows/protocol/inflate_stream.hpp>
+#include <corows/protocol/mask.hpp>
+#include <corows/protocol/message_reader.hpp>
+#include <corows/protocol/message_writer.hpp>
 
 #include <boost/test/unit_test.hpp>
 

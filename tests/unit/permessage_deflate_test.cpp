@@ -1,6 +1,6 @@
 #include <corows/error.hpp>
-#include <corows/extension.hpp>
-#include <corows/permessage_deflate.hpp>
+#include <corows/protocol/extension.hpp>
+#include <corows/protocol/permessage_deflate.hpp>
 
 #include <boost/test/unit_test.hpp>
 

@@ -1,7 +1,7 @@
 // prepared_message: a broadcast framed once (RFC 6455 §5.2, §5.7) and compressed once per
 // window size (RFC 7692 §7.2.1), safely from several threads.
-#include <corows/inflate_stream.hpp>
 #include <corows/prepared_message.hpp>
+#include <corows/protocol/inflate_stream.hpp>
 
 #include <boost/test/unit_test.hpp>
 

@@ -1,4 +1,4 @@
-#include <corows/sha1.hpp>
+#include <corows/detail/sha1.hpp>
 
 #include <boost/test/unit_test.hpp>
 

@@ -1,6 +1,6 @@
 #include <corows/byte_buffer.hpp>
-#include <corows/inflate_stream.hpp>
-#include <corows/shared_compressor.hpp>
+#include <corows/detail/shared_compressor.hpp>
+#include <corows/protocol/inflate_stream.hpp>
 
 #include <boost/test/unit_test.hpp>
 

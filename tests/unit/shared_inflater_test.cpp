@@ -1,10 +1,10 @@
 #include <corows/byte_buffer.hpp>
-#include <corows/deflate_stream.hpp>
+#include <corows/detail/shared_compressor.hpp>
+#include <corows/detail/shared_inflater.hpp>
 #include <corows/error.hpp>
-#include <corows/message_reader.hpp>
-#include <corows/message_writer.hpp>
-#include <corows/shared_compressor.hpp>
-#include <corows/shared_inflater.hpp>
+#include <corows/protocol/deflate_stream.hpp>
+#include <corows/protocol/message_reader.hpp>
+#include <corows/protocol/message_writer.hpp>
 
 #include <boost/test/unit_test.hpp>
 

@@ -1,4 +1,4 @@
-#include <corows/utf8.hpp>
+#include <corows/protocol/utf8.hpp>
 
 #include <boost/test/unit_test.hpp>
 

@@ -2,7 +2,7 @@
 // on any CPU that has it, not only the one the run-time dispatch picks.
 #pragma once
 
-#include <corows/frame.hpp>
+#include <corows/protocol/frame.hpp>
 
 #include <cstddef>
 #include <cstdint>

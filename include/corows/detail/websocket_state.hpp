@@ -3,8 +3,8 @@
 
 #include <corows/byte_buffer.hpp>
 #include <corows/message.hpp>
-#include <corows/message_reader.hpp>
-#include <corows/message_writer.hpp>
+#include <corows/protocol/message_reader.hpp>
+#include <corows/protocol/message_writer.hpp>
 #include <corows/options.hpp>
 #include <corows/prepared_message.hpp>
 

@@ -1,4 +1,4 @@
-#include <corows/http.hpp>
+#include <corows/protocol/http.hpp>
 
 #include <algorithm>
 #include <stdexcept>

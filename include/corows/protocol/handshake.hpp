@@ -3,8 +3,8 @@
 #pragma once
 
 #include <corows/error.hpp>
-#include <corows/extension.hpp>
-#include <corows/http.hpp>
+#include <corows/protocol/extension.hpp>
+#include <corows/protocol/http.hpp>
 
 #include <optional>
 #include <span>

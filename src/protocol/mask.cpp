@@ -1,5 +1,5 @@
 #include <corows/detail/mask_impl.hpp>
-#include <corows/mask.hpp>
+#include <corows/protocol/mask.hpp>
 
 #include <bit>
 #include <cstring>

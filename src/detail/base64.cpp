@@ -1,4 +1,4 @@
-#include <corows/base64.hpp>
+#include <corows/detail/base64.hpp>
 
 #include <array>
 #include <cstddef>

@@ -1,6 +1,6 @@
-#include <corows/mask.hpp>
-#include <corows/message_writer.hpp>
-#include <corows/shared_compressor.hpp>
+#include <corows/detail/shared_compressor.hpp>
+#include <corows/protocol/mask.hpp>
+#include <corows/protocol/message_writer.hpp>
 
 #include <random>
 

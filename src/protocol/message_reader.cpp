@@ -1,6 +1,6 @@
-#include <corows/mask.hpp>
-#include <corows/message_reader.hpp>
-#include <corows/shared_inflater.hpp>
+#include <corows/detail/shared_inflater.hpp>
+#include <corows/protocol/mask.hpp>
+#include <corows/protocol/message_reader.hpp>
 
 #include <algorithm>
 

@@ -1,9 +1,9 @@
 // permessage-deflate negotiation (RFC 7692 §5, §7.1) for both roles.
 #pragma once
 
-#include <corows/deflate_stream.hpp>
-#include <corows/extension.hpp>
-#include <corows/frame.hpp>
+#include <corows/protocol/deflate_stream.hpp>
+#include <corows/protocol/extension.hpp>
+#include <corows/protocol/frame.hpp>
 
 #include <cstddef>
 #include <optional>

@@ -1,5 +1,5 @@
 #include <corows/error.hpp>
-#include <corows/extension.hpp>
+#include <corows/protocol/extension.hpp>
 
 #include <array>
 #include <cstddef>

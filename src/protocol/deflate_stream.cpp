@@ -1,5 +1,5 @@
-#include <corows/deflate_stream.hpp>
 #include <corows/error.hpp>
+#include <corows/protocol/deflate_stream.hpp>
 
 #include <zlib.h>
 

@@ -1,4 +1,4 @@
-#include <corows/sha1.hpp>
+#include <corows/detail/sha1.hpp>
 
 #include <bit>
 #include <cstddef>

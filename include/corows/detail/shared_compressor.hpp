@@ -3,7 +3,7 @@
 // setting) serves every connection on that thread, and a connection holds no deflate state.
 #pragma once
 
-#include <corows/deflate_stream.hpp>
+#include <corows/protocol/deflate_stream.hpp>
 
 #include <cstdint>
 #include <span>

@@ -1,4 +1,4 @@
-#include <corows/url.hpp>
+#include <corows/protocol/url.hpp>
 
 #include <cstddef>
 #include <string>

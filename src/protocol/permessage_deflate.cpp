@@ -1,5 +1,5 @@
 #include <corows/error.hpp>
-#include <corows/permessage_deflate.hpp>
+#include <corows/protocol/permessage_deflate.hpp>
 
 #include <algorithm>
 

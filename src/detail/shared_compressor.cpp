@@ -1,5 +1,5 @@
+#include <corows/detail/shared_compressor.hpp>
 #include <corows/error.hpp>
-#include <corows/shared_compressor.hpp>
 
 #include "flush_form.hpp"
 #include "libdeflate_deflater.hpp"

@@ -1,4 +1,4 @@
-#include <corows/frame.hpp>
+#include <corows/protocol/frame.hpp>
 
 #include <algorithm>
 

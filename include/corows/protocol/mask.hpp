@@ -1,7 +1,7 @@
 // RFC 6455 §5.3 masking: XOR with a 4-byte key, in place, at any offset into the payload.
 #pragma once
 
-#include <corows/frame.hpp>
+#include <corows/protocol/frame.hpp>
 
 #include <cstdint>
 #include <span>

@@ -1,5 +1,5 @@
-#include <corows/inflate_stream.hpp>
-#include <corows/shared_inflater.hpp>
+#include <corows/detail/shared_inflater.hpp>
+#include <corows/protocol/inflate_stream.hpp>
 
 #include <algorithm>
 #include <array>

@@ -1,5 +1,5 @@
 #include <corows/error.hpp>
-#include <corows/inflate_stream.hpp>
+#include <corows/protocol/inflate_stream.hpp>
 
 #include <zlib.h>
 

@@ -1,7 +1,7 @@
-#include <corows/handshake.hpp>
+#include <corows/protocol/handshake.hpp>
 
-#include <corows/base64.hpp>
-#include <corows/sha1.hpp>
+#include <corows/detail/base64.hpp>
+#include <corows/detail/sha1.hpp>
 
 #include <algorithm>
 #include <array>

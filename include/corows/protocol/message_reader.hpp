@@ -2,10 +2,10 @@
 #pragma once
 
 #include <corows/error.hpp>
-#include <corows/frame.hpp>
-#include <corows/inflate_stream.hpp>
 #include <corows/message.hpp>
-#include <corows/utf8.hpp>
+#include <corows/protocol/frame.hpp>
+#include <corows/protocol/inflate_stream.hpp>
+#include <corows/protocol/utf8.hpp>
 
 #include <cstddef>
 #include <cstdint>

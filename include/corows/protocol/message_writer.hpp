@@ -2,10 +2,10 @@
 #pragma once
 
 #include <corows/byte_buffer.hpp>
-#include <corows/deflate_stream.hpp>
 #include <corows/error.hpp>
-#include <corows/frame.hpp>
 #include <corows/message.hpp>
+#include <corows/protocol/deflate_stream.hpp>
+#include <corows/protocol/frame.hpp>
 
 #include <cstddef>
 #include <cstdint>
