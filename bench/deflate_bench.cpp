@@ -241,7 +241,7 @@ void verify_no_context(const corpus& c, Compress compress) {
         const std::string& msg = c.messages[i];
         auto payload = compress(msg);
         out.clear();
-        if (corows::inflate_shared(payload, window_bits, out, SIZE_MAX)) die("shared inflate");
+        if (corows::detail::inflate_shared(payload, window_bits, out, SIZE_MAX)) die("shared inflate");
         verify(out.data().data(), out.size(), msg);
     }
 }
@@ -273,7 +273,8 @@ private:
 };
 
 void shared_part(int reps) {
-    std::printf("bench=deflate_shared libdeflate=%s\n", corows::libdeflate_available() ? "yes" : "no");
+    std::printf("bench=deflate_shared libdeflate=%s\n",
+                corows::detail::libdeflate_available() ? "yes" : "no");
     for (std::size_t size : {1024u, 16384u}) {
         std::size_t count = std::min<std::size_t>(10000, (16u << 20) / size);
         json_generator gen(777u + static_cast<unsigned>(size));
@@ -295,10 +296,11 @@ void shared_part(int reps) {
             auto raw = time_compress(c, reps, [&](const std::string& m) { return raw_loop(m); });
             report("raw_zlib", level, 8, raw, raw);
             // Times compress_shared() under `s` after checking its output inflates back.
-            auto measure_shared = [&](const char* name, int mem, const corows::shared_deflate_settings& s) {
+            auto measure_shared = [&](const char* name, int mem,
+                                      const corows::detail::shared_deflate_settings& s) {
                 auto f = [&](const std::string& m) {
                     std::error_code ec;
-                    auto out = corows::compress_shared(corows::as_bytes(m), s, ec);
+                    auto out = corows::detail::compress_shared(corows::as_bytes(m), s, ec);
                     if (ec) die("compress_shared");
                     return out;
                 };
@@ -306,15 +308,15 @@ void shared_part(int reps) {
                 report(name, level, mem, time_compress(c, reps, f), raw);
             };
             for (int mem : {8, 4, 1}) {
-                corows::shared_deflate_settings s;
+                corows::detail::shared_deflate_settings s;
                 s.level = level;
                 s.mem_level = mem;
                 s.use_libdeflate = false;
                 measure_shared("shared_zlib", mem, s);
             }
-            if (!corows::libdeflate_available()) continue;
+            if (!corows::detail::libdeflate_available()) continue;
             for (bool final_block : {false, true}) {
-                corows::shared_deflate_settings s;
+                corows::detail::shared_deflate_settings s;
                 s.level = level;
                 s.final_block = final_block;
                 measure_shared(final_block ? "libdeflate_bfinal" : "libdeflate", 0, s);
@@ -343,11 +345,11 @@ void shared_part(int reps) {
         }
         {
             // The receiving side: the shared inflater on what the default sends.
-            corows::shared_deflate_settings s;
+            corows::detail::shared_deflate_settings s;
             std::vector<std::vector<std::uint8_t>> payloads;
             for (const auto& m : c.messages) {
                 std::error_code ec;
-                auto p = corows::compress_shared(corows::as_bytes(m), s, ec);
+                auto p = corows::detail::compress_shared(corows::as_bytes(m), s, ec);
                 payloads.emplace_back(p.begin(), p.end());
             }
             corows::byte_buffer out;
@@ -356,7 +358,7 @@ void shared_part(int reps) {
                 double start = cpu_seconds();
                 for (const auto& p : payloads) {
                     out.clear();
-                    if (corows::inflate_shared(p, window_bits, out, SIZE_MAX)) die("inflate_shared");
+                    if (corows::detail::inflate_shared(p, window_bits, out, SIZE_MAX)) die("inflate_shared");
                 }
                 best = std::min(best, cpu_seconds() - start);
             }

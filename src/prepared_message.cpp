@@ -35,12 +35,12 @@ std::span<const std::uint8_t> prepared_message::deflated_frame(int window_bits) 
     window_bits = std::clamp(window_bits, 8, 15);
     deflated& d = deflated_[slot(window_bits)];
     std::call_once(d.once, [&] {
-        shared_deflate_settings settings;
+        detail::shared_deflate_settings settings;
         settings.window_bits = window_bits;
         settings.level = level_;
         settings.mem_level = mem_level_;
         std::error_code ec;
-        auto compressed = compress_shared(payload(), settings, ec);
+        auto compressed = detail::compress_shared(payload(), settings, ec);
         if (!ec) d.header = append_server_frame(d.frame, data_opcode(kind_), true, compressed);
     });
     return d.frame.data();

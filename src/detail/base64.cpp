@@ -3,7 +3,7 @@
 #include <array>
 #include <cstddef>
 
-namespace corows {
+namespace corows::detail {
 namespace {
 
 constexpr char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -110,4 +110,4 @@ std::optional<std::vector<std::uint8_t>> base64_decode(std::string_view text)
     return out;
 }
 
-} // namespace corows
+} // namespace corows::detail

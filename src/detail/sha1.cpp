@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <cstring>
 
-namespace corows {
+namespace corows::detail {
 namespace {
 
 constexpr std::size_t block_size = 64;
@@ -103,4 +103,4 @@ std::array<std::uint8_t, 20> sha1(std::span<const std::uint8_t> data) noexcept
     return digest;
 }
 
-} // namespace corows
+} // namespace corows::detail

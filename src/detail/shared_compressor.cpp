@@ -9,7 +9,7 @@
 #include <memory>
 #include <vector>
 
-namespace corows {
+namespace corows::detail {
 namespace {
 
 // zlib streams keyed by what shapes their output; a thread sees few distinct settings.
@@ -33,7 +33,7 @@ deflate_stream& zlib_compressor(const shared_deflate_settings& s) {
 
 #ifdef COROWS_HAS_LIBDEFLATE
 struct libdeflate_state {
-    std::array<std::unique_ptr<detail::libdeflate_deflater>, 13> by_level;
+    std::array<std::unique_ptr<libdeflate_deflater>, 13> by_level;
     byte_buffer out;
 };
 
@@ -53,12 +53,12 @@ std::span<const std::uint8_t> compress_libdeflate(std::span<const std::uint8_t> 
     thread_local libdeflate_state state;
     int level = libdeflate_level(s.level);
     auto& slot = state.by_level[static_cast<std::size_t>(level)];
-    if (!slot) slot = std::make_unique<detail::libdeflate_deflater>(level);
+    if (!slot) slot = std::make_unique<libdeflate_deflater>(level);
     if (state.out.capacity() > deflate_stream::max_retained_output &&
         message.size() < deflate_stream::max_retained_output / 2)
         state.out.shrink_to(0);
     if (!slot->compress(message, state.out) ||
-        (!s.final_block && !detail::to_flush_form(state.out, message.size()))) {
+        (!s.final_block && !to_flush_form(state.out, message.size()))) {
         ec = error::deflate_failed;
         state.out.clear();
         return {};
@@ -92,4 +92,4 @@ std::span<const std::uint8_t> compress_shared(std::span<const std::uint8_t> mess
     return out;
 }
 
-} // namespace corows
+} // namespace corows::detail

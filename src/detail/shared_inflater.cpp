@@ -5,7 +5,7 @@
 #include <array>
 #include <memory>
 
-namespace corows {
+namespace corows::detail {
 
 std::error_code inflate_shared(std::span<const std::uint8_t> payload, int window_bits,
                                byte_buffer& out, std::size_t limit) {
@@ -26,4 +26,4 @@ std::error_code inflate_shared(std::span<const std::uint8_t> payload, int window
     return ec;
 }
 
-} // namespace corows
+} // namespace corows::detail

@@ -39,9 +39,9 @@ std::string accept_key(std::string_view key) {
     input.reserve(key.size() + websocket_guid.size());
     input += key;
     input += websocket_guid;
-    const auto digest = sha1(std::span<const std::uint8_t>(
+    const auto digest = detail::sha1(std::span<const std::uint8_t>(
         reinterpret_cast<const std::uint8_t*>(input.data()), input.size()));
-    return base64_encode(digest);
+    return detail::base64_encode(digest);
 }
 
 // ---- server side ----
@@ -65,7 +65,7 @@ std::error_code validate_upgrade_request(const http_request& req, upgrade_reques
     if (!version || *version != "13") return error::bad_version;
     const auto key = find_single(req.fields, "Sec-WebSocket-Key");
     if (!key) return error::bad_key;
-    const auto nonce = base64_decode(*key);
+    const auto nonce = detail::base64_decode(*key);
     if (!nonce || nonce->size() != 16) return error::bad_key;
 
     upgrade_request r;
@@ -150,7 +150,7 @@ std::string generate_key() {
         const auto word = static_cast<std::uint32_t>(device());
         for (std::size_t b = 0; b < 4; ++b) nonce[i + b] = static_cast<std::uint8_t>(word >> (8 * b));
     }
-    return base64_encode(nonce);
+    return detail::base64_encode(nonce);
 }
 
 std::string build_upgrade_request(const upgrade_offer& offer) {

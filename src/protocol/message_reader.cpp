@@ -133,7 +133,7 @@ std::error_code message_reader::consume_payload(std::span<std::uint8_t> chunk, m
             // whole compressed message is in `chunk`, and the thread's shared inflater takes
             // it in one call. A message that spans reads gets its own stream below, until
             // finish_message() frees it.
-            ec = inflate_shared(chunk, inflate_window_bits_, storage, max_message_size_);
+            ec = detail::inflate_shared(chunk, inflate_window_bits_, storage, max_message_size_);
         } else {
             if (!inflater_) inflater_.emplace(inflate_window_bits_, inflate_no_context_takeover_);
             ec = inflater_->write(chunk, storage, max_message_size_);

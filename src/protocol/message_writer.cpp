@@ -58,7 +58,7 @@ std::error_code message_writer::append_message(byte_buffer& out, message_kind ki
                                                bool allow_compress) {
     bool rsv1 = would_compress(payload.size(), allow_compress);
     if (rsv1 && deflate_cfg_.no_context_takeover) {
-        shared_deflate_settings s;
+        detail::shared_deflate_settings s;
         s.window_bits = deflate_cfg_.window_bits;
         s.level = deflate_cfg_.level;
         s.mem_level = deflate_cfg_.mem_level;
@@ -66,7 +66,7 @@ std::error_code message_writer::append_message(byte_buffer& out, message_kind ki
         s.use_libdeflate = deflate_cfg_.use_libdeflate && frame_size_ == 0;
         s.final_block = deflate_cfg_.final_block;
         std::error_code ec;
-        payload = compress_shared(payload, s, ec);
+        payload = detail::compress_shared(payload, s, ec);
         if (ec) return ec;
     } else if (rsv1) {
         if (!deflater_)

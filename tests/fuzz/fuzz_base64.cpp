@@ -12,14 +12,14 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 {
     const std::string_view text(reinterpret_cast<const char*>(data), size);
-    if (const auto decoded = corows::base64_decode(text)) {
-        if (corows::base64_encode(*decoded) != text) {
+    if (const auto decoded = corows::detail::base64_decode(text)) {
+        if (corows::detail::base64_encode(*decoded) != text) {
             std::abort();
         }
     }
 
-    const std::string encoded = corows::base64_encode(std::span(data, size));
-    const auto back = corows::base64_decode(encoded);
+    const std::string encoded = corows::detail::base64_encode(std::span(data, size));
+    const auto back = corows::detail::base64_decode(encoded);
     if (!back || back->size() != size || !std::equal(back->begin(), back->end(), data)) {
         std::abort();
     }

@@ -27,7 +27,7 @@ asio::awaitable<void> echo(corows::websocket<asio::ip::tcp::socket>& ws) {
 } // namespace
 
 int main(int argc, char** argv) {
-    if (!corows::libdeflate_available()) {
+    if (!corows::detail::libdeflate_available()) {
         std::cerr << "final_block_echo: this build has no libdeflate\n";
         return 77; // the test skips
     }

@@ -19,7 +19,7 @@ std::vector<std::uint8_t> bytes_of(std::string_view s)
 
 bool rejects(std::string_view text)
 {
-    return !corows::base64_decode(text).has_value();
+    return !corows::detail::base64_decode(text).has_value();
 }
 
 } // namespace
@@ -28,13 +28,13 @@ BOOST_AUTO_TEST_SUITE(base64)
 
 BOOST_AUTO_TEST_CASE(rfc4648_vectors_encode)
 {
-    BOOST_TEST(corows::base64_encode(bytes_of("")) == "");
-    BOOST_TEST(corows::base64_encode(bytes_of("f")) == "Zg==");
-    BOOST_TEST(corows::base64_encode(bytes_of("fo")) == "Zm8=");
-    BOOST_TEST(corows::base64_encode(bytes_of("foo")) == "Zm9v");
-    BOOST_TEST(corows::base64_encode(bytes_of("foob")) == "Zm9vYg==");
-    BOOST_TEST(corows::base64_encode(bytes_of("fooba")) == "Zm9vYmE=");
-    BOOST_TEST(corows::base64_encode(bytes_of("foobar")) == "Zm9vYmFy");
+    BOOST_TEST(corows::detail::base64_encode(bytes_of("")) == "");
+    BOOST_TEST(corows::detail::base64_encode(bytes_of("f")) == "Zg==");
+    BOOST_TEST(corows::detail::base64_encode(bytes_of("fo")) == "Zm8=");
+    BOOST_TEST(corows::detail::base64_encode(bytes_of("foo")) == "Zm9v");
+    BOOST_TEST(corows::detail::base64_encode(bytes_of("foob")) == "Zm9vYg==");
+    BOOST_TEST(corows::detail::base64_encode(bytes_of("fooba")) == "Zm9vYmE=");
+    BOOST_TEST(corows::detail::base64_encode(bytes_of("foobar")) == "Zm9vYmFy");
 }
 
 BOOST_AUTO_TEST_CASE(rfc4648_vectors_decode)
@@ -46,7 +46,7 @@ BOOST_AUTO_TEST_CASE(rfc4648_vectors_decode)
     for (const auto& [text, plain] : vectors) {
         BOOST_TEST_CONTEXT(text)
         {
-            const auto decoded = corows::base64_decode(text);
+            const auto decoded = corows::detail::base64_decode(text);
             BOOST_TEST_REQUIRE(decoded.has_value());
             BOOST_TEST(*decoded == bytes_of(plain), boost::test_tools::per_element());
         }
@@ -64,8 +64,8 @@ BOOST_AUTO_TEST_CASE(full_alphabet)
         data.push_back(static_cast<std::uint8_t>(v));
     }
     const std::string text = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    BOOST_TEST(corows::base64_encode(data) == text);
-    const auto decoded = corows::base64_decode(text);
+    BOOST_TEST(corows::detail::base64_encode(data) == text);
+    const auto decoded = corows::detail::base64_decode(text);
     BOOST_TEST_REQUIRE(decoded.has_value());
     BOOST_TEST(*decoded == data, boost::test_tools::per_element());
 }
@@ -165,11 +165,11 @@ BOOST_AUTO_TEST_CASE(random_round_trips)
             for (auto& b : data) {
                 b = static_cast<std::uint8_t>(rng());
             }
-            const std::string text = corows::base64_encode(data);
+            const std::string text = corows::detail::base64_encode(data);
             BOOST_TEST_CONTEXT("length " << n)
             {
                 BOOST_TEST(text.size() == (n + 2) / 3 * 4);
-                const auto decoded = corows::base64_decode(text);
+                const auto decoded = corows::detail::base64_decode(text);
                 BOOST_TEST_REQUIRE(decoded.has_value());
                 BOOST_TEST(*decoded == data, boost::test_tools::per_element());
             }
@@ -180,7 +180,7 @@ BOOST_AUTO_TEST_CASE(random_round_trips)
 BOOST_AUTO_TEST_CASE(sixteen_byte_key_shape)
 {
     // A Sec-WebSocket-Key is 16 bytes: 24 characters ending in "==".
-    const auto key = corows::base64_decode("dGhlIHNhbXBsZSBub25jZQ==");
+    const auto key = corows::detail::base64_decode("dGhlIHNhbXBsZSBub25jZQ==");
     BOOST_TEST_REQUIRE(key.has_value());
     BOOST_TEST(key->size() == 16u);
     BOOST_TEST(std::string(key->begin(), key->end()) == "the sample nonce");
@@ -190,14 +190,14 @@ BOOST_AUTO_TEST_CASE(rfc6455_accept_example)
 {
     const std::string input =
         std::string("dGhlIHNhbXBsZSBub25jZQ==") + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
-    const auto digest = corows::sha1(bytes_of(input));
+    const auto digest = corows::detail::sha1(bytes_of(input));
     // RFC 6455 §1.3 gives both the intermediate digest and its base64 form.
     const std::array<std::uint8_t, 20> expected = {
         0xb3, 0x7a, 0x4f, 0x2c, 0xc0, 0x62, 0x4f, 0x16, 0x90, 0xf6,
         0x46, 0x06, 0xcf, 0x38, 0x59, 0x45, 0xb2, 0xbe, 0xc4, 0xea};
     BOOST_TEST(digest == expected, boost::test_tools::per_element());
-    BOOST_TEST(corows::base64_encode(digest) == "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=");
-    const auto back = corows::base64_decode("s3pPLMBiTxaQ9kYGzzhZRbK+xOo=");
+    BOOST_TEST(corows::detail::base64_encode(digest) == "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=");
+    const auto back = corows::detail::base64_decode("s3pPLMBiTxaQ9kYGzzhZRbK+xOo=");
     BOOST_TEST_REQUIRE(back.has_value());
     BOOST_TEST(*back == expected, boost::test_tools::per_element());
 }

@@ -546,7 +546,7 @@ BOOST_AUTO_TEST_CASE(generated_keys_are_16_random_bytes) {
     for (int i = 0; i < 200; ++i) {
         const auto key = corows::generate_key();
         BOOST_TEST_REQUIRE(key.size() == 24u);
-        const auto bytes = corows::base64_decode(key);
+        const auto bytes = corows::detail::base64_decode(key);
         BOOST_TEST_REQUIRE(bytes.has_value());
         BOOST_TEST(bytes->size() == 16u);
         seen.insert(key);

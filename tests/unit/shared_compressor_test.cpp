@@ -17,9 +17,9 @@ using bytes = std::vector<std::uint8_t>;
 
 bytes str(std::string_view s) { return bytes(s.begin(), s.end()); }
 
-bytes compress(const bytes& in, const corows::shared_deflate_settings& s) {
+bytes compress(const bytes& in, const corows::detail::shared_deflate_settings& s) {
     std::error_code ec;
-    auto out = corows::compress_shared(in, s, ec);
+    auto out = corows::detail::compress_shared(in, s, ec);
     BOOST_TEST_REQUIRE(!ec);
     return bytes(out.begin(), out.end());
 }
@@ -56,8 +56,9 @@ std::string json(std::mt19937& rng, std::size_t size) {
     return s;
 }
 
-corows::shared_deflate_settings settings(int bits, int level, bool libdeflate, bool final_block = false) {
-    corows::shared_deflate_settings s;
+corows::detail::shared_deflate_settings settings(int bits, int level, bool libdeflate,
+                                                 bool final_block = false) {
+    corows::detail::shared_deflate_settings s;
     s.window_bits = bits;
     s.level = level;
     s.use_libdeflate = libdeflate;
@@ -78,14 +79,14 @@ BOOST_AUTO_TEST_CASE(rfc_hello_exact_bytes) {
     for (int i = 0; i < 3; ++i) { // nothing carries over from one message to the next
         BOOST_TEST(compress(hello, settings(15, 6, false)) == fixed);
         BOOST_TEST(compress(hello, settings(15, 6, true)) ==
-                   (corows::libdeflate_available() ? stored : fixed));
+                   (corows::detail::libdeflate_available() ? stored : fixed));
     }
 }
 
 // RFC 7692 §7.2.3.4: the BFINAL form, sent only when asked for and only by libdeflate.
 // zlib and our own inflater take it, message after message.
 BOOST_AUTO_TEST_CASE(final_block_form) {
-    if (!corows::libdeflate_available()) return;
+    if (!corows::detail::libdeflate_available()) return;
     auto out = compress(str("Hello"), settings(15, 6, true, true));
     BOOST_TEST(out == (bytes{0x01, 0x05, 0x00, 0xfa, 0xff, 0x48, 0x65, 0x6c, 0x6c, 0x6f}));
     std::mt19937 rng(1);
@@ -146,7 +147,7 @@ BOOST_AUTO_TEST_CASE(outputs_inflate_under_the_negotiated_window) {
 // libdeflate's one-block outputs end at every bit position: whether the rewrite appends a
 // zero byte (fewer than three padding bits) or not, zlib reads the flush form back exactly.
 BOOST_AUTO_TEST_CASE(every_padding_after_a_single_block) {
-    if (!corows::libdeflate_available()) return;
+    if (!corows::detail::libdeflate_available()) return;
     std::mt19937 rng(13);
     int appended = 0, as_is = 0;
     for (std::size_t size = 1; size <= 400; ++size)
@@ -169,7 +170,7 @@ BOOST_AUTO_TEST_CASE(every_padding_after_a_single_block) {
 // stands alone, so each inflates with a fresh inflater whatever ran in between.
 BOOST_AUTO_TEST_CASE(many_writers_in_turn) {
     std::mt19937 rng(11);
-    const corows::shared_deflate_settings writers[] = {
+    const corows::detail::shared_deflate_settings writers[] = {
         settings(15, 3, true), settings(15, 3, false), settings(9, 1, false),
         settings(12, 6, true), settings(10, 9, false), settings(15, 1, true),
     };
@@ -185,7 +186,7 @@ BOOST_AUTO_TEST_CASE(many_writers_in_turn) {
 }
 
 BOOST_AUTO_TEST_CASE(libdeflate_is_no_slower_in_bytes) {
-    if (!corows::libdeflate_available()) return;
+    if (!corows::detail::libdeflate_available()) return;
     std::mt19937 rng(3);
     std::size_t lib = 0, zl = 0;
     for (int i = 0; i < 50; ++i) {

@@ -93,12 +93,12 @@ BOOST_AUTO_TEST_CASE(rfc_hello) {
     const bytes hello{0xf2, 0x48, 0xcd, 0xc9, 0xc9, 0x07, 0x00};
     for (int i = 0; i < 3; ++i) {
         out.clear();
-        BOOST_TEST(!corows::inflate_shared(hello, 15, out, 100));
+        BOOST_TEST(!corows::detail::inflate_shared(hello, 15, out, 100));
         BOOST_TEST(out.view() == "Hello");
     }
     // §7.2.3.4: the same message in a BFINAL block.
     out.clear();
-    BOOST_TEST(!corows::inflate_shared(bytes{0xf3, 0x48, 0xcd, 0xc9, 0xc9, 0x07, 0x00}, 15, out, 100));
+    BOOST_TEST(!corows::detail::inflate_shared(bytes{0xf3, 0x48, 0xcd, 0xc9, 0xc9, 0x07, 0x00}, 15, out, 100));
     BOOST_TEST(out.view() == "Hello");
 }
 
@@ -106,21 +106,21 @@ BOOST_AUTO_TEST_CASE(rfc_hello) {
 BOOST_AUTO_TEST_CASE(errors_leave_it_clean) {
     const bytes hello{0xf2, 0x48, 0xcd, 0xc9, 0xc9, 0x07, 0x00};
     corows::byte_buffer out;
-    BOOST_TEST((corows::inflate_shared(bytes{0xff, 0xff, 0xff}, 15, out, 100) ==
+    BOOST_TEST((corows::detail::inflate_shared(bytes{0xff, 0xff, 0xff}, 15, out, 100) ==
                 make_error_code(corows::error::inflate_failed)));
     // Stopped inside a block.
     out.clear();
-    BOOST_TEST((corows::inflate_shared(bytes{0xf2, 0x48, 0xcd}, 15, out, 100) ==
+    BOOST_TEST((corows::detail::inflate_shared(bytes{0xf2, 0x48, 0xcd}, 15, out, 100) ==
                 make_error_code(corows::error::inflate_failed)));
     out.clear();
     bytes zeros(100000, 0);
     corows::deflate_stream d(15, true);
     std::error_code ec;
     auto bomb = d.compress(zeros, ec);
-    BOOST_TEST((corows::inflate_shared(bomb, 15, out, 1000) ==
+    BOOST_TEST((corows::detail::inflate_shared(bomb, 15, out, 1000) ==
                 make_error_code(corows::error::message_too_big)));
     out.clear();
-    BOOST_TEST(!corows::inflate_shared(hello, 15, out, 100));
+    BOOST_TEST(!corows::detail::inflate_shared(hello, 15, out, 100));
     BOOST_TEST(out.view() == "Hello");
 }
 
@@ -128,7 +128,7 @@ BOOST_AUTO_TEST_CASE(errors_leave_it_clean) {
 BOOST_AUTO_TEST_CASE(final_block_inside_a_message) {
     const bytes twice{0xf3, 0x48, 0xcd, 0xc9, 0xc9, 0x07, 0x00, 0xf2, 0x48, 0xcd, 0xc9, 0xc9, 0x07, 0x00};
     corows::byte_buffer out;
-    BOOST_TEST(!corows::inflate_shared(twice, 15, out, 100));
+    BOOST_TEST(!corows::detail::inflate_shared(twice, 15, out, 100));
     BOOST_TEST(out.view() == "HelloHello");
 }
 
@@ -143,7 +143,7 @@ BOOST_AUTO_TEST_CASE(large_outputs_and_limits_around_them) {
         BOOST_TEST_REQUIRE(!ec);
         for (std::size_t limit : {size - 1, size, size + 2, size + 100, std::size_t{1} << 20}) {
             corows::byte_buffer got, want;
-            auto ec_got = corows::inflate_shared(payload, 15, got, limit);
+            auto ec_got = corows::detail::inflate_shared(payload, 15, got, limit);
             auto ec_want = zlib_alone(payload, 15, want, limit);
             BOOST_TEST(ec_got == ec_want, "size " << size << " limit " << limit);
             BOOST_TEST(ec_got.value() == (limit < size ? static_cast<int>(corows::error::message_too_big) : 0));

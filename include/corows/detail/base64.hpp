@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-namespace corows {
+namespace corows::detail {
 
 /// The padded base64 text of `data`.
 std::string base64_encode(std::span<const std::uint8_t> data);
@@ -16,4 +16,4 @@ std::string base64_encode(std::span<const std::uint8_t> data);
 /// The bytes `text` encodes, or nullopt if it is not canonical padded base64.
 std::optional<std::vector<std::uint8_t>> base64_decode(std::string_view text);
 
-} // namespace corows
+} // namespace corows::detail

@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <span>
 
-namespace corows {
+namespace corows::detail {
 
 /// The 20-byte SHA-1 digest of `data`.
 std::array<std::uint8_t, 20> sha1(std::span<const std::uint8_t> data) noexcept;
 
-} // namespace corows
+} // namespace corows::detail

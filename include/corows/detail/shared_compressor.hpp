@@ -9,7 +9,7 @@
 #include <span>
 #include <system_error>
 
-namespace corows {
+namespace corows::detail {
 
 /// How a whole message is compressed without context takeover.
 struct shared_deflate_settings {
@@ -38,4 +38,4 @@ std::span<const std::uint8_t> compress_shared(std::span<const std::uint8_t> mess
                                               const shared_deflate_settings& settings,
                                               std::error_code& ec);
 
-} // namespace corows
+} // namespace corows::detail

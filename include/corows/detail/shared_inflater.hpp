@@ -10,7 +10,7 @@
 #include <span>
 #include <system_error>
 
-namespace corows {
+namespace corows::detail {
 
 /// Inflates the whole compressed payload of one message sent without context takeover
 /// under a window of 2^window_bits (8..15), appending to `out`, with this thread's shared
@@ -19,4 +19,4 @@ namespace corows {
 std::error_code inflate_shared(std::span<const std::uint8_t> payload, int window_bits,
                                byte_buffer& out, std::size_t limit);
 
-} // namespace corows
+} // namespace corows::detail

@@ -51,8 +51,8 @@ public:
     /// Accepts RSV1 messages from now on, inflating with `window_bits`. With context
     /// takeover the reader's own inflater is created at the first compressed message and
     /// kept. With `no_context_takeover` a message whose compressed bytes all arrive in one
-    /// read() goes through the thread's shared inflater (see inflate_shared()); one that
-    /// spans reads gets its own inflater for that message only.
+    /// read() goes through the thread's shared inflater (see detail::inflate_shared()); one
+    /// that spans reads gets its own inflater for that message only.
     void enable_deflate(int window_bits, bool no_context_takeover) noexcept;
 
     /// Consumes bytes from `buffer[pos...]`, advancing `pos`, until one event is complete.

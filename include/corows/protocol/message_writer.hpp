@@ -29,10 +29,10 @@ struct writer_deflate {
     int mem_level = 8;
     std::size_t threshold = 0;     ///< messages shorter than this go out uncompressed
     /// Without context takeover: libdeflate for unfragmented messages when the build has it
-    /// (see shared_deflate_settings); zlib otherwise and always with context takeover.
+    /// (see detail::shared_deflate_settings); zlib otherwise and always with context takeover.
     bool use_libdeflate = true;
     /// Without context takeover, libdeflate's BFINAL block goes out unrewritten (see
-    /// shared_deflate_settings::final_block).
+    /// detail::shared_deflate_settings::final_block).
     bool final_block = false;
 };
 
@@ -52,7 +52,8 @@ public:
 
     /// Compresses messages from now on. With context takeover the writer's own deflater is
     /// created at the first compressed message; without, every message comes from the
-    /// thread's shared compressor (compress_shared()) and the writer holds no deflate state.
+    /// thread's shared compressor (detail::compress_shared()) and the writer holds no
+    /// deflate state.
     void enable_deflate(const writer_deflate& d) noexcept { deflate_cfg_ = d; deflate_enabled_ = true; }
 
     /// The compression settings given to enable_deflate() (meaningful once it was called).

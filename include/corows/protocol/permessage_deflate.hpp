@@ -45,8 +45,8 @@ struct deflate_options {
     std::size_t threshold = 64;
     /// Server only: impose server_no_context_takeover (RFC 7692 §7.1.1.1 lets a server
     /// always do so), so our messages come from the thread's shared compressor
-    /// (compress_shared()) and a connection holds no deflate state; the client's direction
-    /// keeps whatever the other options give it. Clients ignore this.
+    /// (detail::compress_shared()) and a connection holds no deflate state; the client's
+    /// direction keeps whatever the other options give it. Clients ignore this.
     bool shared_compressor = true;
     /// Without context takeover, compress unfragmented messages with libdeflate when the
     /// build has it (about twice zlib's speed at the same level); zlib otherwise.
