@@ -13,6 +13,10 @@ namespace corows {
 /// The two kinds of data message.
 enum class message_kind : std::uint8_t { text, binary };
 
+namespace detail {
+struct message_access;
+} // namespace detail
+
 /// A complete message. Its payload lives either in the message's own storage (reused across
 /// reads) or, for an unfragmented uncompressed message, in the connection's receive buffer
 /// ("borrowed": no copy; valid until the next read on that connection — call own() to keep it).
@@ -71,7 +75,10 @@ public:
         borrowed_ = false;
     }
 
-    /// The storage the reader assembles into (exposed for the protocol core).
+private:
+    friend struct detail::message_access;
+
+    /// The storage the reader assembles into.
     byte_buffer& storage() noexcept { return storage_; }
     /// Sets the message to `kind` with the payload assembled in storage().
     void set_owned(message_kind kind, bool compressed) noexcept {
@@ -88,12 +95,30 @@ public:
         view_ = payload;
     }
 
-private:
     byte_buffer storage_;
     std::span<const std::uint8_t> view_;
     message_kind kind_ = message_kind::text;
     bool compressed_ = false;
     bool borrowed_ = false;
 };
+
+namespace detail {
+
+/// The protocol core's way to fill a message (message_reader); users only read messages.
+struct message_access {
+    /// The storage the reader assembles `m`'s payload into.
+    static byte_buffer& storage(message& m) noexcept { return m.storage(); }
+    /// Sets `m` to `kind` with the payload assembled in storage(m).
+    static void set_owned(message& m, message_kind kind, bool compressed) noexcept {
+        m.set_owned(kind, compressed);
+    }
+    /// Sets `m` to `kind` with a payload that lives elsewhere (the receive buffer).
+    static void set_borrowed(message& m, message_kind kind,
+                             std::span<const std::uint8_t> payload) noexcept {
+        m.set_borrowed(kind, payload);
+    }
+};
+
+} // namespace detail
 
 } // namespace corows

@@ -81,7 +81,8 @@ read_result message_reader::read(std::span<std::uint8_t> buffer, std::size_t& po
                 bool text = h.op == opcode::text;
                 if (text && !is_valid_utf8(payload)) return failure(error::invalid_utf8);
                 pos = f.next_pos;
-                out.set_borrowed(text ? message_kind::text : message_kind::binary, payload);
+                auto kind = text ? message_kind::text : message_kind::binary;
+                detail::message_access::set_borrowed(out, kind, payload);
                 return message_event();
             }
             break;
@@ -110,7 +111,7 @@ std::error_code message_reader::begin_data_frame(const frame_header& h, message&
         kind_ = h.op == opcode::text ? message_kind::text : message_kind::binary;
         compressed_ = h.rsv1;
         message_size_ = 0;
-        out.storage().clear();
+        detail::message_access::storage(out).clear();
         utf8_.reset();
     }
     message_size_ += h.payload_length;
@@ -124,7 +125,7 @@ std::error_code message_reader::begin_data_frame(const frame_header& h, message&
 }
 
 std::error_code message_reader::consume_payload(std::span<std::uint8_t> chunk, message& out) {
-    byte_buffer& storage = out.storage();
+    byte_buffer& storage = detail::message_access::storage(out);
     if (compressed_) {
         std::size_t before = storage.size();
         std::error_code ec;
@@ -149,7 +150,7 @@ std::error_code message_reader::consume_payload(std::span<std::uint8_t> chunk, m
 }
 
 std::error_code message_reader::finish_message(message& out) {
-    byte_buffer& storage = out.storage();
+    byte_buffer& storage = detail::message_access::storage(out);
     if (compressed_ && inflater_) {
         std::size_t before = storage.size();
         if (auto ec = inflater_->finish(storage, max_message_size_)) return ec;
@@ -160,7 +161,7 @@ std::error_code message_reader::finish_message(message& out) {
     }
     if (kind_ == message_kind::text && !utf8_.finish()) return error::invalid_utf8;
     in_message_ = false;
-    out.set_owned(kind_, compressed_);
+    detail::message_access::set_owned(out, kind_, compressed_);
     return {};
 }
 
