@@ -3,7 +3,7 @@
 #include <corows/protocol/frame.hpp>
 #include <corows/protocol/message_writer.hpp>
 
-#include <algorithm>
+#include <array>
 
 namespace corows {
 
@@ -32,7 +32,7 @@ prepared_message::prepared_message(std::span<const std::uint8_t> payload, messag
 }
 
 std::span<const std::uint8_t> prepared_message::deflated_frame(int window_bits) const {
-    window_bits = std::clamp(window_bits, 8, 15);
+    window_bits = clamp_window_bits(window_bits);
     deflated& d = deflated_[slot(window_bits)];
     std::call_once(d.once, [&] {
         detail::shared_deflate_settings settings;

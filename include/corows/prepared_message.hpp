@@ -4,8 +4,8 @@
 #include <corows/byte_buffer.hpp>
 #include <corows/message.hpp>
 #include <corows/protocol/deflate_stream.hpp>
+#include <corows/protocol/permessage_deflate.hpp>
 
-#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -60,7 +60,7 @@ private:
         std::size_t header = 0;
     };
     static std::size_t slot(int window_bits) noexcept {
-        return static_cast<std::size_t>(std::clamp(window_bits, 8, 15) - 8);
+        return static_cast<std::size_t>(clamp_window_bits(window_bits) - 8);
     }
 
     byte_buffer frame_;

@@ -1,5 +1,6 @@
 #include <corows/detail/shared_compressor.hpp>
 #include <corows/error.hpp>
+#include <corows/protocol/permessage_deflate.hpp>
 
 #include "flush_form.hpp"
 #include "libdeflate_deflater.hpp"
@@ -22,7 +23,7 @@ struct zlib_entry {
 
 deflate_stream& zlib_compressor(const shared_deflate_settings& s) {
     thread_local std::vector<zlib_entry> streams;
-    int bits = std::clamp(s.window_bits, 8, 15);
+    int bits = clamp_window_bits(s.window_bits);
     int level = std::clamp(s.level, -1, 9);
     int mem_level = std::clamp(s.mem_level, 1, 9);
     for (auto& e : streams)
@@ -82,7 +83,7 @@ std::span<const std::uint8_t> compress_shared(std::span<const std::uint8_t> mess
                                               std::error_code& ec) {
     ec.clear();
 #ifdef COROWS_HAS_LIBDEFLATE
-    int bits = std::clamp(settings.window_bits, 8, 15);
+    int bits = clamp_window_bits(settings.window_bits);
     if (settings.use_libdeflate && !message.empty() && message.size() <= (std::size_t{1} << bits))
         return compress_libdeflate(message, settings, ec);
 #endif

@@ -1,7 +1,7 @@
 #include <corows/detail/shared_inflater.hpp>
 #include <corows/protocol/inflate_stream.hpp>
+#include <corows/protocol/permessage_deflate.hpp>
 
-#include <algorithm>
 #include <array>
 #include <memory>
 
@@ -11,7 +11,7 @@ std::error_code inflate_shared(std::span<const std::uint8_t> payload, int window
                                byte_buffer& out, std::size_t limit) {
     // One per window size: a larger window would accept distances the peer agreed not to use.
     thread_local std::array<std::unique_ptr<inflate_stream>, 8> inflaters;
-    int bits = std::clamp(window_bits, 8, 15);
+    int bits = clamp_window_bits(window_bits);
     auto& slot = inflaters[static_cast<std::size_t>(bits - 8)];
     if (!slot) slot = std::make_unique<inflate_stream>(bits, true);
     std::error_code ec;

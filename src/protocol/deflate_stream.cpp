@@ -1,5 +1,6 @@
 #include <corows/error.hpp>
 #include <corows/protocol/deflate_stream.hpp>
+#include <corows/protocol/permessage_deflate.hpp>
 
 #include <zlib.h>
 
@@ -17,7 +18,7 @@ struct deflate_stream::impl {
     bool fed = false; // input went in since the last flush
 
     impl(int bits, bool nct, int level, int mem_level)
-        : window_bits(std::clamp(bits, 8, 15)), no_context_takeover(nct) {
+        : window_bits(clamp_window_bits(bits)), no_context_takeover(nct) {
         // zlib's raw deflate rejects 8; 9 never reaches further back than 8 allows (see header).
         int zbits = std::max(window_bits, 9);
         int rc = deflateInit2(&zs, std::clamp(level, -1, 9), Z_DEFLATED, -zbits,

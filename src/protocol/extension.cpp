@@ -1,31 +1,14 @@
+#include <corows/detail/ascii.hpp>
 #include <corows/error.hpp>
 #include <corows/protocol/extension.hpp>
 
-#include <array>
 #include <cstddef>
 
 namespace corows {
 namespace {
 
-// RFC 9110 §5.6.2 tchar.
-constexpr std::array<bool, 256> make_tchar_table() {
-    std::array<bool, 256> t{};
-    for (int c = '0'; c <= '9'; ++c) t[static_cast<std::size_t>(c)] = true;
-    for (int c = 'a'; c <= 'z'; ++c) t[static_cast<std::size_t>(c)] = true;
-    for (int c = 'A'; c <= 'Z'; ++c) t[static_cast<std::size_t>(c)] = true;
-    for (char c : std::string_view("!#$%&'*+-.^_`|~")) t[static_cast<unsigned char>(c)] = true;
-    return t;
-}
-constexpr auto tchar_table = make_tchar_table();
-
-constexpr bool is_tchar(char c) noexcept { return tchar_table[static_cast<unsigned char>(c)]; }
-
-bool is_token(std::string_view s) noexcept {
-    if (s.empty()) return false;
-    for (char c : s)
-        if (!is_tchar(c)) return false;
-    return true;
-}
+using detail::is_tchar;
+using detail::is_token;
 
 // A cursor over the header value.
 class scanner {
@@ -35,7 +18,7 @@ public:
     bool at_end() const noexcept { return pos_ == s_.size(); }
     char peek() const noexcept { return s_[pos_]; }
     void skip_ows() noexcept {
-        while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t')) ++pos_;
+        while (pos_ < s_.size() && detail::is_ows(s_[pos_])) ++pos_;
     }
     bool consume(char c) noexcept {
         if (pos_ < s_.size() && s_[pos_] == c) { ++pos_; return true; }

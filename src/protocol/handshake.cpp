@@ -1,5 +1,6 @@
 #include <corows/protocol/handshake.hpp>
 
+#include <corows/detail/ascii.hpp>
 #include <corows/detail/base64.hpp>
 #include <corows/detail/sha1.hpp>
 

@@ -1,3 +1,4 @@
+#include <corows/detail/ascii.hpp>
 #include <corows/protocol/http.hpp>
 
 #include <algorithm>
@@ -6,35 +7,13 @@
 namespace corows {
 namespace {
 
-constexpr bool is_tchar(unsigned char c) noexcept {
-    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
-    switch (c) {
-    case '!': case '#': case '$': case '%': case '&': case '\'': case '*': case '+':
-    case '-': case '.': case '^': case '_': case '`': case '|': case '~': return true;
-    default: return false;
-    }
-}
-
+using detail::iequals;
+using detail::is_ows;
 using detail::is_token;
 
 // HT is the one control byte a field value may hold (RFC 9110 §5.5).
 constexpr bool is_forbidden_control(unsigned char c) noexcept {
     return (c < 0x20 && c != '\t') || c == 0x7F;
-}
-
-constexpr bool is_ows(char c) noexcept { return c == ' ' || c == '\t'; }
-
-constexpr unsigned char ascii_lower(unsigned char c) noexcept {
-    return (c >= 'A' && c <= 'Z') ? static_cast<unsigned char>(c + ('a' - 'A')) : c;
-}
-
-bool iequals(std::string_view a, std::string_view b) noexcept {
-    if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i)
-        if (ascii_lower(static_cast<unsigned char>(a[i])) !=
-            ascii_lower(static_cast<unsigned char>(b[i])))
-            return false;
-    return true;
 }
 
 std::string_view trim_ows(std::string_view s) noexcept {
@@ -289,13 +268,6 @@ std::string_view reason_phrase(unsigned status) noexcept {
 // ---- head reader ----
 
 namespace detail {
-
-bool is_token(std::string_view s) noexcept {
-    if (s.empty()) return false;
-    for (char c : s)
-        if (!is_tchar(static_cast<unsigned char>(c))) return false;
-    return true;
-}
 
 http_feed_result http_head_reader::feed(std::span<const std::uint8_t> bytes) {
     http_feed_result r;

@@ -1,5 +1,6 @@
 #include <corows/error.hpp>
 #include <corows/protocol/inflate_stream.hpp>
+#include <corows/protocol/permessage_deflate.hpp>
 
 #include <zlib.h>
 
@@ -30,7 +31,7 @@ struct inflate_stream::impl {
     bool got_input = false;       // a byte of the current message has been written
     bool after_final = false;     // a BFINAL block ended and nothing followed it yet
 
-    impl(int bits, bool nct) : window_bits(std::clamp(bits, 8, 15)), no_context_takeover(nct) {
+    impl(int bits, bool nct) : window_bits(clamp_window_bits(bits)), no_context_takeover(nct) {
         int rc = inflateInit2(&zs, -window_bits);
         if (rc == Z_MEM_ERROR) throw std::bad_alloc();
         // Other failures mean a zlib built without raw inflate: nothing a caller can fix.

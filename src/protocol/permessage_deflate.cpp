@@ -1,3 +1,4 @@
+#include <corows/detail/ascii.hpp>
 #include <corows/error.hpp>
 #include <corows/protocol/permessage_deflate.hpp>
 
@@ -6,19 +7,7 @@
 namespace corows {
 namespace {
 
-bool iequals(std::string_view a, std::string_view b) noexcept {
-    if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        auto x = static_cast<unsigned char>(a[i]);
-        auto y = static_cast<unsigned char>(b[i]);
-        if (x >= 'A' && x <= 'Z') x = static_cast<unsigned char>(x + 32);
-        if (y >= 'A' && y <= 'Z') y = static_cast<unsigned char>(y + 32);
-        if (x != y) return false;
-    }
-    return true;
-}
-
-int clamp_bits(int bits) noexcept { return std::clamp(bits, 8, 15); }
+using detail::iequals;
 
 // RFC 7692 §7.1.2: a decimal integer 8..15 without leading zeroes.
 std::optional<int> parse_window_bits(std::string_view v) noexcept {
@@ -29,7 +18,7 @@ std::optional<int> parse_window_bits(std::string_view v) noexcept {
 
 // Appends "; name=bits" (bits clamped to 8..15); with `bare_15`, 15 is the bare name.
 void append_param(std::string& s, std::string_view name, int bits, bool bare_15 = false) {
-    bits = std::clamp(bits, 8, 15);
+    bits = clamp_window_bits(bits);
     s += "; ";
     s += name;
     if (bare_15 && bits == 15) return;
@@ -84,9 +73,9 @@ deflate_offer_params client_offer(const deflate_options& options) {
     o.server_no_context_takeover = options.server_no_context_takeover;
     o.client_no_context_takeover = options.client_no_context_takeover;
     // Asking for 15 is asking for nothing, and some servers refuse the unasked parameter.
-    if (clamp_bits(options.server_max_window_bits) < 15)
-        o.server_max_window_bits = clamp_bits(options.server_max_window_bits);
-    o.client_max_window_bits = clamp_bits(options.client_max_window_bits);
+    if (clamp_window_bits(options.server_max_window_bits) < 15)
+        o.server_max_window_bits = clamp_window_bits(options.server_max_window_bits);
+    o.client_max_window_bits = clamp_window_bits(options.client_max_window_bits);
     return o;
 }
 
@@ -116,8 +105,8 @@ std::optional<deflate_params> negotiate_deflate(std::span<const extension> offer
                                                 std::string& response_value) {
     response_value.clear();
     if (!options.enabled) return std::nullopt;
-    const int server_limit = clamp_bits(options.server_max_window_bits);
-    const int client_limit = clamp_bits(options.client_max_window_bits);
+    const int server_limit = clamp_window_bits(options.server_max_window_bits);
+    const int client_limit = clamp_window_bits(options.client_max_window_bits);
     for (const auto& ext : offers) {
         auto offer = parse_deflate_offer(ext);
         if (!offer) continue;

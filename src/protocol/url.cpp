@@ -1,3 +1,4 @@
+#include <corows/detail/ascii.hpp>
 #include <corows/protocol/url.hpp>
 
 #include <cstddef>
@@ -28,14 +29,6 @@ constexpr bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
 constexpr bool is_alpha(char c) noexcept { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 constexpr bool is_hex(char c) noexcept {
     return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
-constexpr char lower(char c) noexcept { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-
-bool iequals(std::string_view a, std::string_view b) noexcept {
-    if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i)
-        if (lower(a[i]) != lower(b[i])) return false;
-    return true;
 }
 
 // RFC 3986 IPv4address: four decimal octets, no leading zeros (they would read as octal to
@@ -163,8 +156,8 @@ url parse_url(std::string_view text, std::error_code& ec) {
     std::size_t sep = text.find("://");
     if (sep == std::string_view::npos) return fail(ec, url_error::bad_scheme);
     std::string_view scheme = text.substr(0, sep);
-    if (iequals(scheme, "ws")) u.secure = false;
-    else if (iequals(scheme, "wss")) u.secure = true;
+    if (detail::iequals(scheme, "ws")) u.secure = false;
+    else if (detail::iequals(scheme, "wss")) u.secure = true;
     else return fail(ec, url_error::bad_scheme);
     std::string_view rest = text.substr(sep + 3);
     if (rest.find('#') != std::string_view::npos) return fail(ec, url_error::fragment);
@@ -190,7 +183,7 @@ url parse_url(std::string_view text, std::error_code& ec) {
         if (!is_reg_name(host)) return fail(ec, url_error::bad_host);
     }
     u.host.reserve(host.size());
-    for (char c : host) u.host += lower(c);
+    for (char c : host) u.host += detail::ascii_lower(c);
 
     u.port = u.default_port();
     if (!port.empty()) {

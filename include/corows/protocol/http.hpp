@@ -131,9 +131,6 @@ struct http_feed_result {
 
 namespace detail {
 
-/// True if `s` is a non-empty RFC 9110 §5.6.2 token.
-bool is_token(std::string_view s) noexcept;
-
 /// The part shared by both parsers: finds the end of the head, one byte at a time if need be,
 /// without rescanning, enforcing the limits and rejecting control bytes as they arrive.
 ///

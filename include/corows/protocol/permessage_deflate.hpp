@@ -5,6 +5,7 @@
 #include <corows/protocol/extension.hpp>
 #include <corows/protocol/frame.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <optional>
 #include <span>
@@ -12,6 +13,9 @@
 #include <system_error>
 
 namespace corows {
+
+/// `bits` clamped to 8..15 (RFC 7692 §7.1.2): how every setting and stream takes a window size.
+constexpr int clamp_window_bits(int bits) noexcept { return std::clamp(bits, 8, 15); }
 
 /// What this side is willing to do; set by the user. Window bits are clamped to 8..15.
 ///
