@@ -16,7 +16,6 @@
 #endif
 
 #include <csignal>
-#include <cstdlib>
 #include <iostream>
 #include <stdexcept>
 #include <string>

@@ -14,7 +14,6 @@
 
 #include <cstddef>
 #include <system_error>
-#include <type_traits>
 #include <utility>
 #include <variant>
 

@@ -5,7 +5,6 @@
 
 #include <array>
 #include <climits>
-#include <memory>
 #include <new>
 
 namespace corows::detail {

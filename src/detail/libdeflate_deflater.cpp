@@ -14,7 +14,7 @@ void libdeflate_deflater::release::operator()(::libdeflate_compressor* c) const 
 }
 
 libdeflate_deflater::libdeflate_deflater(int level)
-    : handle_(libdeflate_alloc_compressor(std::clamp(level, 0, 12))), level_(level) {
+    : handle_(libdeflate_alloc_compressor(std::clamp(level, 0, 12))) {
     if (!handle_) throw std::bad_alloc();
 }
 

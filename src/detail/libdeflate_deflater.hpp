@@ -23,15 +23,11 @@ public:
     /// buffer of compress_bound() bytes).
     bool compress(std::span<const std::uint8_t> in, byte_buffer& out);
 
-    /// The level asked for (before clamping).
-    int level() const noexcept { return level_; }
-
 private:
     struct release {
         void operator()(::libdeflate_compressor* c) const noexcept;
     };
     std::unique_ptr<::libdeflate_compressor, release> handle_;
-    int level_;
 };
 
 } // namespace corows::detail

@@ -4,7 +4,6 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include <random>
 #include <string>
 #include <vector>
 
