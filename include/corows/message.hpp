@@ -117,6 +117,14 @@ struct message_access {
                              std::span<const std::uint8_t> payload) noexcept {
         m.set_borrowed(kind, payload);
     }
+    /// Empties `m` (its payload is no longer needed) and frees its storage if that grew past
+    /// `keep` bytes: one large message must not pin memory while a connection idles.
+    static void release(message& m, std::size_t keep) noexcept {
+        m.storage_.clear();
+        if (m.storage_.capacity() > keep) m.storage_ = byte_buffer{};
+        m.view_ = {};
+        m.borrowed_ = false;
+    }
 };
 
 } // namespace detail

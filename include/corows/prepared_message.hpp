@@ -46,6 +46,9 @@ public:
     /// without context takeover with a window of `window_bits` (8..15); built on the first call
     /// for that size. Empty if compression failed (send frame() instead).
     std::span<const std::uint8_t> deflated_frame(int window_bits) const;
+    /// Memory the message holds apart from its compressed frames: the object and its frame.
+    /// A write queue charges this for each reference it keeps (see detail::write_queue).
+    std::size_t footprint() const noexcept { return sizeof(prepared_message) + frame_.capacity(); }
     /// The compressed payload of deflated_frame(window_bits), without the frame header (what a
     /// client masks into a frame of its own); empty if compression failed.
     std::span<const std::uint8_t> deflated_payload(int window_bits) const {

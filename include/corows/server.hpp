@@ -109,22 +109,10 @@ public:
     /// Makes a Stream from an accepted TCP socket (e.g. wraps it in TLS).
     using stream_factory = std::function<Stream(asio::ip::tcp::socket)>;
 
-    /// The callbacks of run_events(). Each runs on its connection's thread and must not block;
-    /// any may be empty. An exception from one is reported to server_options::on_error and
-    /// closes its connection with 1011.
-    struct event_handlers {
-        /// The opening handshake is done.
-        std::function<void(connection_type&)> on_open;
-        /// A message arrived. A borrowed payload is valid until the callback returns. Answer
-        /// with send(); reading pauses while the connection's write queue is over
-        /// options::write_queue_limit, so send() refuses only what one message adds beyond it.
-        std::function<void(connection_type&, const message&)> on_message;
-        /// The connection is over (its transport closed); called once, for every connection
-        /// on_open saw. `why` is error::closed after a close handshake or a lost peer
-        /// (close_code() tells which: 1006 for lost), or what failed the connection (a
-        /// protocol violation, a timeout).
-        std::function<void(connection_type&, std::error_code why)> on_close;
-    };
+    /// The callbacks of run_events() (see corows::event_handlers). An exception from one is
+    /// reported to server_options::on_error (unless on_error is set here) and closes its
+    /// connection with 1011.
+    using event_handlers = corows::event_handlers<Stream>;
 
     /// A server over plain TCP with `opts`.
     explicit basic_server(server_options opts)
@@ -186,11 +174,14 @@ public:
     /// next_layer(). TLS, when Stream has it, is already established.
     void run_raw(handler_type handler) { run_with(std::move(handler), true); }
 
-    /// As run(), but each open connection is served by `handlers` instead of a coroutine: an
-    /// idle plain-TCP connection then holds no coroutine frame (1.3 KiB, not 2.7). TLS
-    /// connections get the same events from a read loop of their own.
+    /// As run(), but each open connection is served by `handlers` instead of a coroutine (see
+    /// corows::run_events): an idle connection then holds no coroutine frame.
     void run_events(event_handlers handlers) {
-        events_ = std::make_unique<const event_handlers>(std::move(handlers));
+        if (!handlers.on_error)
+            handlers.on_error = [this](connection_type&, std::exception_ptr e) {
+                if (!is_closed_error(e)) report(e);
+            };
+        events_ = std::make_shared<const event_handlers>(std::move(handlers));
         run_with({}, false);
     }
 
@@ -375,7 +366,9 @@ private:
             if (ec) co_return; // refused: the client got its HTTP answer
         }
         if (events_) {
-            start_events(std::move(c));
+            // The driver holds the connection (through its websocket) until on_close returns.
+            auto& ws = c->ws;
+            corows::run_events(std::shared_ptr<connection_type>(std::move(c), &ws), events_);
             co_return;
         }
         // The handler runs as a coroutine of its own, not inside this one: this frame and the
@@ -394,82 +387,6 @@ private:
         auto code = failure ? close_code::internal_error : close_code::normal;
         auto& ctx = c->owner->ctx;
         asio::co_spawn(ctx, close_connection(std::move(c), code, {}), asio::detached);
-    }
-
-    // ---------------------------------------------------------------- event mode
-
-    // An open connection of run_events(): on_open, then its messages.
-    void start_events(std::shared_ptr<connection> c) {
-        auto& ws = c->ws;
-        if (events_->on_open) guarded(ws, [&] { events_->on_open(ws); });
-        if constexpr (connection_type::events_without_coroutine) {
-            ws.begin_events();
-            pump(std::move(c));
-        } else {
-            finish_in_coroutine(std::move(c));
-        }
-    }
-
-    // Runs `f`; if it throws, reports that and closes the connection with 1011.
-    template <class F>
-    void guarded(connection_type& ws, F&& f) noexcept {
-        try {
-            f();
-        } catch (...) {
-            auto failure = std::current_exception();
-            if (!is_closed_error(failure)) report(failure);
-            ws.start_close(static_cast<std::uint16_t>(close_code::internal_error));
-        }
-    }
-
-    // Delivers every message that can be decoded without waiting, then waits (for the
-    // socket or for room in the write queue) with a completion handler that comes back here.
-    void pump(std::shared_ptr<connection> c) {
-        auto& ws = c->ws;
-        message& m = ws.event_message();
-        for (;;) {
-            switch (ws.next_event(m)) {
-            case connection_type::event_step::message:
-                if (events_->on_message) guarded(ws, [&] { events_->on_message(ws, m); });
-                break;
-            case connection_type::event_step::wait_readable:
-                ws.async_wait_readable([this, c](std::error_code ec) mutable {
-                    c->ws.event_readable(ec);
-                    pump(std::move(c));
-                });
-                return;
-            case connection_type::event_step::wait_room:
-                ws.async_wait_room([this, c]() mutable { pump(std::move(c)); });
-                return;
-            case connection_type::event_step::finish:
-                ws.end_events();
-                finish_in_coroutine(std::move(c));
-                return;
-            }
-        }
-    }
-
-    void finish_in_coroutine(std::shared_ptr<connection> c) {
-        auto& ctx = c->owner->ctx; // before `c` moves into the coroutine
-        asio::co_spawn(ctx, finish_events(std::move(c)), [this](std::exception_ptr e) { report(e); });
-    }
-
-    // The rest of an event-mode connection as a read loop: the close handshake (or failure)
-    // the driver stopped at, or, for streams it cannot drive, the whole connection.
-    asio::awaitable<void> finish_events(std::shared_ptr<connection> c) {
-        auto& ws = c->ws;
-        message& m = ws.event_message();
-        std::error_code ec;
-        for (;;) {
-            if (ws.queued_bytes() >= ws.get_options().write_queue_limit) {
-                co_await ws.flush(ec);
-                ec.clear(); // a failed write surfaces in the read below
-            }
-            co_await ws.read_message(m, ec);
-            if (ec) break;
-            if (events_->on_message) guarded(ws, [&] { events_->on_message(ws, m); });
-        }
-        if (events_->on_close) guarded(ws, [&] { events_->on_close(ws, ec); });
     }
 
     // Closes `c` with `code` and `reason` (a string literal: it outlives the coroutine).
@@ -522,7 +439,7 @@ private:
     std::shared_ptr<const options> connection_opts_; // one copy for every connection
     stream_factory make_stream_;
     handler_type handler_;
-    std::unique_ptr<const event_handlers> events_; // run_events() only
+    std::shared_ptr<const event_handlers> events_; // run_events() only
     bool raw_ = false;
     std::atomic<bool> started_{false};
     std::atomic<bool> stop_requested_{false};

@@ -42,15 +42,11 @@ struct inflate_stream::impl {
     impl& operator=(const impl&) = delete;
 
     // A BFINAL block ended the zlib stream but the message may go on (RFC 7692 §7.2.3.4):
-    // start a new raw stream primed with the current window so back-references still resolve.
-    bool restart_keeping_window() {
-        std::size_t size = std::size_t{1} << window_bits;
-        auto window = std::make_unique_for_overwrite<Bytef[]>(size);
-        uInt len = 0;
-        if (inflateGetDictionary(&zs, window.get(), &len) != Z_OK) return false;
-        if (inflateReset(&zs) != Z_OK) return false;
-        return len == 0 || inflateSetDictionary(&zs, window.get(), len) == Z_OK;
-    }
+    // start a new raw stream on the same window, so back-references still resolve.
+    // inflateResetKeep() leaves the window where it is: no copy, no allocation, so a peer's
+    // run of empty final blocks (03 00, two bytes each) costs a reset per block, not 32 KiB
+    // copied out and back.
+    bool restart_keeping_window() { return inflateResetKeep(&zs) == Z_OK; }
 
     std::error_code run(std::span<const std::uint8_t> input, byte_buffer& out, std::size_t limit) {
         const std::uint8_t* next = input.data();

@@ -13,6 +13,12 @@ read_result message_event() noexcept {
     return r;
 }
 
+read_result progress_event() noexcept {
+    read_result r;
+    r.event = read_event::progress;
+    return r;
+}
+
 read_result failure(std::error_code ec) noexcept {
     read_result r;
     r.event = read_event::failed;
@@ -30,16 +36,19 @@ message_reader::message_reader(const reader_config& cfg) noexcept
     rules_.max_frame_size = cfg.max_message_size + cfg.max_message_size / 64 + 1024;
 }
 
-void message_reader::enable_deflate(int window_bits, bool no_context_takeover) noexcept {
+void message_reader::enable_deflate(const deflate_direction& peer) noexcept {
     rules_.allow_rsv1 = true;
-    inflate_window_bits_ = window_bits;
-    inflate_no_context_takeover_ = no_context_takeover;
+    inflate_window_bits_ = peer.window_bits;
+    inflate_no_context_takeover_ = peer.no_context_takeover;
 }
 
 read_result message_reader::read(std::span<std::uint8_t> buffer, std::size_t& pos, message& out) {
     for (;;) {
         if (in_frame_) {
             auto avail = static_cast<std::size_t>(std::min<std::uint64_t>(remaining_, buffer.size() - pos));
+            // Inflating costs more per byte than anything else here, and a peer chooses what
+            // it costs: in steps, so the caller can yield between them.
+            if (compressed_) avail = std::min(avail, inflate_step);
             if (avail == 0 && remaining_ > 0) return {};
             auto chunk = buffer.subspan(pos, avail);
             if (frame_.masked) {
@@ -49,13 +58,8 @@ read_result message_reader::read(std::span<std::uint8_t> buffer, std::size_t& po
             pos += avail;
             remaining_ -= avail;
             if (auto ec = consume_payload(chunk, out)) return failure(ec);
-            if (remaining_ > 0) return {};
-            in_frame_ = false;
-            if (frame_.fin) {
-                if (auto ec = finish_message(out)) return failure(ec);
-                return message_event();
-            }
-            continue;
+            if (remaining_ > 0) return pos < buffer.size() ? progress_event() : read_result{};
+            return end_of_frame(out);
         }
 
         decoded_frame f = decode_frame(buffer, pos, rules_);
@@ -90,14 +94,17 @@ read_result message_reader::read(std::span<std::uint8_t> buffer, std::size_t& po
         }
         if (auto ec = begin_data_frame(h, out)) return failure(ec);
         pos = f.payload_pos;
-        if (remaining_ == 0) {
-            in_frame_ = false;
-            if (frame_.fin) {
-                if (auto ec = finish_message(out)) return failure(ec);
-                return message_event();
-            }
-        }
+        if (remaining_ == 0) return end_of_frame(out);
     }
+}
+
+read_result message_reader::end_of_frame(message& out) {
+    in_frame_ = false;
+    // Each fragment returns to the caller: a peer's endless run of them must not keep one
+    // read() call going.
+    if (!frame_.fin) return progress_event();
+    if (auto ec = finish_message(out)) return failure(ec);
+    return message_event();
 }
 
 std::error_code message_reader::begin_data_frame(const frame_header& h, message& out) {

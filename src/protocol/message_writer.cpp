@@ -16,6 +16,17 @@ message_writer::message_writer(const writer_config& cfg) : frame_size_(cfg.frame
     }
 }
 
+void message_writer::enable_deflate(const deflate_config& d) noexcept {
+    deflate_cfg_ = d;
+    deflate_enabled_ = true;
+    shared_.window_bits = d.send.window_bits;
+    shared_.level = d.level;
+    shared_.mem_level = d.mem_level;
+    // Fragmented messages stay with zlib (see detail::shared_deflate_settings).
+    shared_.use_libdeflate = d.use_libdeflate && frame_size_ == 0;
+    shared_.final_block = d.final_block;
+}
+
 mask_key message_writer::next_key() noexcept {
     std::uint64_t s1 = rng_[0];
     const std::uint64_t s0 = rng_[1];
@@ -57,20 +68,13 @@ std::error_code message_writer::append_message(byte_buffer& out, message_kind ki
                                                std::span<const std::uint8_t> payload,
                                                bool allow_compress) {
     bool rsv1 = would_compress(payload.size(), allow_compress);
-    if (rsv1 && deflate_cfg_.no_context_takeover) {
-        detail::shared_deflate_settings s;
-        s.window_bits = deflate_cfg_.window_bits;
-        s.level = deflate_cfg_.level;
-        s.mem_level = deflate_cfg_.mem_level;
-        // Fragmented messages stay with zlib (see writer_deflate).
-        s.use_libdeflate = deflate_cfg_.use_libdeflate && frame_size_ == 0;
-        s.final_block = deflate_cfg_.final_block;
+    if (rsv1 && deflate_cfg_.send.no_context_takeover) {
         std::error_code ec;
-        payload = detail::compress_shared(payload, s, ec);
+        payload = detail::compress_shared(payload, shared_, ec);
         if (ec) return ec;
     } else if (rsv1) {
         if (!deflater_)
-            deflater_.emplace(deflate_cfg_.window_bits, deflate_cfg_.no_context_takeover,
+            deflater_.emplace(deflate_cfg_.send.window_bits, deflate_cfg_.send.no_context_takeover,
                               deflate_cfg_.level, deflate_cfg_.mem_level);
         std::error_code ec;
         payload = deflater_->compress(payload, ec);

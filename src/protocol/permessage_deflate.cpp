@@ -213,4 +213,16 @@ deflate_direction receiving_direction(const deflate_params& params, role local) 
     return sending_direction(params, local == role::client ? role::server : role::client);
 }
 
+deflate_config make_deflate_config(const deflate_params& agreed, role local, const deflate_options& mine) noexcept {
+    deflate_config c;
+    c.receive = receiving_direction(agreed, local);
+    c.send = sending_direction(agreed, local);
+    c.level = mine.level;
+    c.mem_level = mine.mem_level;
+    c.threshold = mine.threshold;
+    c.use_libdeflate = mine.use_libdeflate;
+    c.final_block = mine.final_block;
+    return c;
+}
+
 } // namespace corows

@@ -1,261 +1,203 @@
-// A whole server connection, corows::websocket<memory_stream>, fed arbitrary bytes: accept(),
-// then read_message() and echo each message until the connection ends, optionally with a
-// second coroutine writing its own messages at the same time, pings, a server-initiated
-// close, small reads, short writes and a failing transport. Everything runs on one io_context
-// per input and must finish when the input runs out. No timer is armed (the handshake, close
-// and idle timeouts are off): a connection that fails to end shows up at once as a coroutine
-// still suspended after run(), not as a run that waits for seconds.
+// corows::connection, the sans-I/O protocol state, fed arbitrary bytes in arbitrary chunks as
+// either role, with or without permessage-deflate, while the driver echoes messages, pings,
+// starts a close, fires timers, takes output at random points and releases idle buffers.
 //
-// Input: four option bytes (see `plan`), then what the client sends. Beyond "no crash, no
-// leak, no UB", it checks what a client would see: if the handshake failed, nothing or an
-// HTTP refusal (status >= 400) with exactly its body; if it succeeded, a 101 and then valid
-// unmasked frames that a client's message_reader reads as the echoes and the second writer's
-// messages, each in order, interleaved; nothing after the server's close frame; all that was
-// queued before a close frame; and a frame cut short only when the input ended mid-write.
-#include "memory_stream.hpp"
-
-#include <corows/message.hpp>
+// Input: two option bytes (see `plan`), then what the peer sends. Beyond "no crash, no leak,
+// no UB" it checks the rules a peer relies on: events stop once the connection is closed;
+// the state only moves forward; the output is valid frames for the peer's role, carrying the
+// echoes in order, each pong answering a ping, nothing after our close frame; a failure sends
+// the close code RFC 6455 gives its error; and the queue charges exactly what it holds.
+#include <corows/detail/write_queue.hpp>
+#include <corows/protocol/connection.hpp>
 #include <corows/protocol/frame.hpp>
-#include <corows/protocol/http.hpp>
 #include <corows/protocol/message_reader.hpp>
 #include <corows/protocol/permessage_deflate.hpp>
-#include <corows/websocket.hpp>
-
-#include <asio/co_spawn.hpp>
-#include <asio/io_context.hpp>
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
-#include <exception>
+#include <memory>
 #include <optional>
 #include <span>
-#include <string_view>
-#include <system_error>
 #include <vector>
 
 namespace {
 
-using corows::test::memory_channel;
-using corows::test::memory_stream;
-using ws_type = corows::websocket<memory_stream>;
+using corows::connection;
+using corows::connection_event;
+using corows::connection_state;
+using clock_type = connection::clock;
+using bytes = std::vector<std::uint8_t>;
 
 void check(bool ok) {
     if (!ok) std::abort();
 }
 
-constexpr std::size_t option_bytes = 4;
+constexpr std::size_t option_bytes = 2;
 
 // What the option bytes select.
-//   byte 0: bit 0 permessage-deflate on, bit 1 server_no_context_takeover, bit 2
-//           client_no_context_takeover, bit 3 server window 9 bits, bits 4-5 message size
-//           limit, bit 6 a ping after each echo, bit 7 the server closes after two messages
-//   byte 1: 0: reads take all they can; n: read sizes cycle through 8 values in 1..n
-//   byte 2: bits 0-1 bytes per write_some, bits 2-3 outgoing frame size, bit 4 direct
-//           writes from 32 bytes, bit 5 a 64-byte write queue limit, bit 6 writes fail after
-//           byte 3 * 8 bytes, bit 7 compress messages of any size
-//   byte 3: unless writes fail: bits 0-2 how many messages a second coroutine writes while
-//           the first one echoes, bits 3-4 their size, bit 5 whether they may be compressed
+//   byte 0: bit 0 client role, bit 1 permessage-deflate, bit 2 server_no_context_takeover,
+//           bit 3 client_no_context_takeover, bit 4 9-bit windows, bits 5-6 message size
+//           limit, bit 7 a 64-byte write queue limit
+//   byte 1: bits 0-2 read chunk sizes, bits 3-4 what the driver does after each message
+//           (echo, echo and ping, close after two, echo with frame_size 3), bits 5-7 how
+//           often it takes output (every event .. never until the end)
 struct plan {
     corows::options opts;
-    std::vector<std::size_t> read_sizes;
-    std::size_t write_chunk = 0;
-    std::size_t write_limit = SIZE_MAX;
-    bool ping = false;
-    std::size_t close_after = 0; // 0: never close first
-    std::size_t pushes = 0;      // messages the second writer sends
-    std::size_t push_size = 0;
-    bool push_compress = false;
+    corows::role local = corows::role::server;
+    std::optional<corows::deflate_params> deflate;
+    std::size_t chunk_seed = 0;
+    unsigned action = 0;
+    unsigned take_every = 1;
 
     explicit plan(const std::uint8_t* o) {
-        const std::uint8_t a = o[0], b = o[1], c = o[2], d = o[3];
-        opts.handshake_timeout = opts.close_timeout = std::chrono::milliseconds(0);
-        opts.deflate.enabled = (a & 1) != 0;
-        opts.deflate.server_no_context_takeover = (a & 2) != 0;
-        opts.deflate.client_no_context_takeover = (a & 4) != 0;
-        opts.deflate.server_max_window_bits = (a & 8) != 0 ? 9 : 15;
+        const std::uint8_t a = o[0], b = o[1];
+        local = (a & 1) != 0 ? corows::role::client : corows::role::server;
+        if ((a & 2) != 0) {
+            opts.deflate.enabled = true;
+            corows::deflate_params p;
+            p.server_no_context_takeover = (a & 4) != 0;
+            p.client_no_context_takeover = (a & 8) != 0;
+            p.server_max_window_bits = p.client_max_window_bits = (a & 16) != 0 ? 9 : 15;
+            opts.deflate.threshold = 0;
+            deflate = p;
+        }
         static constexpr std::size_t limits[] = {1u << 20, 64u << 10, 1000, 1};
-        opts.max_message_size = limits[(a >> 4) & 3];
-        ping = (a & 0x40) != 0;
-        close_after = (a & 0x80) != 0 ? 2 : 0;
+        opts.max_message_size = limits[(a >> 5) & 3];
+        if ((a & 0x80) != 0) opts.write_queue_limit = 64;
+        chunk_seed = b & 7;
+        action = (b >> 3) & 3;
+        if (action == 3) opts.frame_size = 3;
+        take_every = 1u + ((b >> 5) & 7) * 3;
+        opts.close_timeout = std::chrono::milliseconds(100);
+        opts.ping_interval = std::chrono::milliseconds(50);
+        opts.idle_timeout = std::chrono::milliseconds(1000);
+    }
+};
 
-        if (b != 0) {
-            unsigned state = b;
-            for (int i = 0; i < 8; ++i) {
-                state = state * 1103515245u + 12345u;
-                read_sizes.push_back(1 + (state >> 16) % b);
+struct driver {
+    const plan& p;
+    connection conn;
+    clock_type::time_point now = clock_type::time_point{} + std::chrono::hours(1);
+    bytes out;                   // everything written, in order
+    std::vector<bytes> echoes;   // messages queued back, in order
+    std::vector<bytes> pings;    // payloads of received pings
+    std::size_t messages = 0;
+    std::size_t events = 0;
+    bool we_closed = false;      // start_close() was called (our close frame is not a failure's)
+
+    explicit driver(const plan& pl)
+        : p(pl), conn(std::make_shared<const corows::options>(pl.opts)) {
+        conn.open(p.local, "", p.deflate, now);
+    }
+
+    void take() {
+        if (!conn.has_output()) return;
+        const std::size_t charged = conn.queued();
+        auto& q = conn.take_output();
+        // The charge is the bytes plus each shared frame's own cost, nothing more.
+        std::size_t expect = q.bytes.size();
+        for (const auto& f : q.shared)
+            expect += f.frame.size() + sizeof(corows::detail::write_queue::shared_frame) + f.keep->footprint();
+        check(q.size() == expect && charged == expect);
+        auto b = q.bytes.data();
+        std::size_t pos = 0;
+        for (const auto& f : q.shared) {
+            out.insert(out.end(), b.begin() + static_cast<long>(pos), b.begin() + static_cast<long>(f.at));
+            out.insert(out.end(), f.frame.begin(), f.frame.end());
+            pos = f.at;
+        }
+        out.insert(out.end(), b.begin() + static_cast<long>(pos), b.end());
+        conn.output_written();
+        check(conn.queued() == 0);
+    }
+
+    void on_message(const corows::message& m) {
+        ++messages;
+        if (p.action == 2 && messages == 2) {
+            check(!conn.start_close(1000, "bye", now));
+            we_closed = true;
+            return;
+        }
+        if (!conn.has_room()) return;
+        std::error_code ec = conn.send_message(m.kind(), m.data(), true);
+        if (!ec) echoes.emplace_back(m.data().begin(), m.data().end());
+        if (p.action == 1 && !ec) {
+            auto tag = m.data().first(std::min<std::size_t>(m.size(), 125));
+            check(!conn.send_ping(tag, now));
+        }
+    }
+
+    // Decodes everything received, as a pump would.
+    void decode(corows::message& m) {
+        for (;;) {
+            const auto state_before = conn.state();
+            connection_event e = conn.next_event(m);
+            if (state_before == connection_state::closed) check(e == connection_event::need_more);
+            check(static_cast<int>(conn.state()) >= static_cast<int>(state_before));
+            if (++events % p.take_every == 0) take();
+            switch (e) {
+            case connection_event::need_more:
+                return;
+            case connection_event::yield:
+                conn.begin_turn();
+                break;
+            case connection_event::message:
+                check(m.is_text() || m.kind() == corows::message_kind::binary);
+                on_message(m);
+                break;
+            case connection_event::ping:
+                check(conn.control_payload().size() <= 125);
+                if (!conn.close_sent()) pings.emplace_back(conn.control_payload().begin(), conn.control_payload().end());
+                break;
+            case connection_event::pong:
+                break;
+            case connection_event::close:
+                check(conn.close_received());
+                check(conn.close_sent());
+                break;
+            case connection_event::failed:
+                check(conn.state() == connection_state::closed);
+                check(conn.error() && conn.error() != make_error_code(corows::error::closed));
+                break;
             }
         }
-
-        static constexpr std::size_t chunks[] = {0, 1, 7, 300};
-        write_chunk = chunks[c & 3];
-        static constexpr std::size_t frames[] = {0, 1, 16, 125};
-        opts.frame_size = frames[(c >> 2) & 3];
-        if ((c & 0x10) != 0) opts.direct_write_threshold = 32;
-        if ((c & 0x20) != 0) opts.write_queue_limit = 64;
-        if ((c & 0x40) != 0) {
-            write_limit = std::size_t{d} * 8;
-        } else {
-            pushes = d & 7;
-            // 70000 is above the default direct-write threshold. Such messages go out in
-            // frames of at least 125 bytes and writes of at least 300, or one input would
-            // take a second.
-            static constexpr std::size_t sizes[] = {0, 10, 200, 70000};
-            push_size = sizes[(d >> 3) & 3];
-            push_compress = (d & 0x20) != 0;
-            if (push_size == sizes[3] && pushes > 0) {
-                if (opts.frame_size != 0) opts.frame_size = 125;
-                if (write_chunk != 0) write_chunk = 300;
-            }
-        }
-        if ((c & 0x80) != 0) opts.deflate.threshold = 0;
     }
 };
 
-struct echoed {
-    corows::message_kind kind;
-    std::vector<std::uint8_t> data;
-};
-
-// What the server did, for the checks after the run.
-struct record {
-    bool accepted = false;
-    bool finished = false;
-    bool pushed = false;      // the second writer finished
-    bool read_failed = false; // the loop ended because read_message() reported an error
-    std::optional<corows::deflate_params> deflate;
-    std::vector<echoed> echoes; // messages read and queued back successfully
-    std::vector<echoed> pushes; // messages of the second writer queued successfully
-};
-
-// A second writer, concurrent with the echo loop's writes: both go through one queue, so the
-// client must see each sequence in order, interleaved.
-asio::awaitable<void> push(ws_type& ws, const plan& p, record& rec) {
-    for (std::size_t k = 0; k < p.pushes; ++k) {
-        // Let the reader run between messages.
-        co_await asio::post(ws.get_executor(), asio::use_awaitable);
-        std::vector<std::uint8_t> data(p.push_size);
-        for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::uint8_t>(k * 31 + i);
-        std::error_code ec;
-        co_await ws.write_message(data, corows::message_kind::binary, p.push_compress, ec);
-        if (ec) break;
-        rec.pushes.push_back(echoed{corows::message_kind::binary, std::move(data)});
-    }
-}
-
-asio::awaitable<void> serve(ws_type& ws, const plan& p, record& rec) {
-    std::error_code ec;
-    co_await ws.accept(ec);
-    if (ec) co_return;
-    rec.accepted = true;
-    rec.deflate = ws.deflate();
-    asio::co_spawn(ws.get_executor(), push(ws, p, rec), [&rec](std::exception_ptr e) {
-        check(!e);
-        rec.pushed = true;
-    });
-    corows::message m;
-    for (;;) {
-        co_await ws.read_message(m, ec);
-        if (ec) {
-            rec.read_failed = true;
-            break;
-        }
-        co_await ws.write_message(m, ec);
-        if (ec) break;
-        rec.echoes.push_back(echoed{m.kind(), std::vector<std::uint8_t>(m.data().begin(), m.data().end())});
-        if (p.ping) {
-            const std::span<const std::uint8_t> tag = rec.echoes.back().data;
-            co_await ws.ping(tag.first(std::min<std::size_t>(tag.size(), 125)), ec);
-            if (ec) break;
-        }
-        if (rec.echoes.size() == p.close_after) {
-            co_await ws.close(1000, "bye", ec);
-            break;
-        }
-    }
-}
-
-// Reads the server's output as its client would.
-void check_output(std::vector<std::uint8_t>& out, const record& rec, bool input_ended) {
-    corows::http_response_parser parser;
-    const auto head = parser.feed(out);
-    if (!rec.accepted) {
-        // Input ended inside the request head (nothing written), or a refusal and nothing more.
-        if (out.empty()) return;
-        check(head.status == corows::http_parse_status::complete);
-        check(parser.get().status >= 400);
-        // Exactly the body its Content-Length announces.
-        const std::string_view length = parser.get().find("Content-Length").value_or("0");
-        std::size_t body = 0;
-        const auto [end, err] = std::from_chars(length.data(), length.data() + length.size(), body);
-        check(err == std::errc{} && end == length.data() + length.size());
-        check(out.size() - head.consumed == body);
-        return;
-    }
-    check(head.status == corows::http_parse_status::complete);
-    check(parser.get().status == 101);
-
-    // Frame by frame: valid, unmasked, RSV1 only with deflate, nothing after a close. The
-    // last frame may be cut short only if the transport ended under a write (input EOF while
-    // a write was part-way), and then no close frame was sent.
-    const corows::frame_rules rules{corows::role::client, rec.deflate.has_value(), UINT64_MAX};
+// Reads our output as the peer would: valid frames of our role; the echoes in order; each
+// pong's payload a received ping's; nothing after a close frame; a failure's close code.
+void check_output(const driver& d) {
+    const corows::role peer = d.p.local == corows::role::server ? corows::role::client : corows::role::server;
+    corows::message_reader reader(corows::reader_config{peer, SIZE_MAX});
+    if (d.p.deflate) reader.enable_deflate(corows::make_deflate_config(*d.p.deflate, peer, d.p.opts.deflate).receive);
+    bytes out = d.out;
+    std::size_t pos = 0, echo = 0;
     bool closed = false;
-    for (std::size_t pos = head.consumed; pos < out.size();) {
-        check(!closed);
-        const corows::decoded_frame f = corows::decode_frame(out, pos, rules);
-        if (f.status != corows::decode_status::complete) {
-            check(f.status == corows::decode_status::need_more || f.status == corows::decode_status::partial);
-            check(input_ended);
-            break;
-        }
-        closed = f.header.op == corows::opcode::close;
-        pos = f.next_pos;
-    }
-
-    // Message by message: the echoes and the second writer's messages, each in order,
-    // interleaved. reach[j]: the messages so far can be the first `count - j` echoes and the
-    // first j pushed messages.
-    corows::message_reader reader(corows::reader_config{corows::role::client, SIZE_MAX});
-    if (rec.deflate) {
-        const auto in = corows::receiving_direction(*rec.deflate, corows::role::client);
-        reader.enable_deflate(in.window_bits, in.no_context_takeover);
-    }
-    const auto& es = rec.echoes;
-    const auto& ws = rec.pushes;
-    const auto same = [](const corows::message& m, const echoed& e) {
-        return m.kind() == e.kind && std::ranges::equal(m.data(), e.data);
-    };
-    std::vector<bool> reach(ws.size() + 1, false), next(ws.size() + 1);
-    reach[0] = true;
-    std::size_t pos = head.consumed, count = 0;
-    bool close_seen = false;
     corows::message m;
-    while (!close_seen) {
+    while (pos < out.size()) {
+        check(!closed);
         const corows::read_result r = reader.read(out, pos, m);
         check(r.event != corows::read_event::failed);
         if (r.event == corows::read_event::need_more) break;
-        if (r.event == corows::read_event::close) close_seen = true;
-        if (r.event != corows::read_event::message) continue;
-        bool any = false;
-        for (std::size_t j = 0; j <= ws.size(); ++j) {
-            const std::size_t i = count - j; // wraps when j > count: then out of range below
-            next[j] = (j <= count && reach[j] && i < es.size() && same(m, es[i])) ||
-                      (j > 0 && reach[j - 1] && same(m, ws[j - 1]));
-            any = any || next[j];
+        if (r.event == corows::read_event::message) {
+            check(echo < d.echoes.size() && std::ranges::equal(m.data(), d.echoes[echo]));
+            ++echo;
+        } else if (r.event == corows::read_event::pong) {
+            const bytes payload(r.payload.begin(), r.payload.end());
+            check(std::ranges::find(d.pings, payload) != d.pings.end());
+        } else if (r.event == corows::read_event::close) {
+            closed = true;
+            const std::error_code ec = d.conn.error();
+            if (ec && ec != make_error_code(corows::error::closed) && ec != make_error_code(corows::error::timeout) &&
+                !d.conn.close_received() && !d.we_closed)
+                check(r.code == static_cast<std::uint16_t>(corows::close_code_for(ec)));
         }
-        check(any);
-        reach.swap(next);
-        ++count;
     }
-    // The queue goes out before a close frame, whole; only a transport that ended under the
-    // connection may drop or cut short what was queued.
-    if (close_seen) {
-        check(pos == out.size() && !reader.in_message());
-        check(count == es.size() + ws.size() && reach[ws.size()]);
-    }
+    check(pos == out.size());
+    check(echo == d.echoes.size());
 }
 
 } // namespace
@@ -263,26 +205,32 @@ void check_output(std::vector<std::uint8_t>& out, const record& rec, bool input_
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     if (size < option_bytes) return 0;
     const plan p(data);
-    memory_channel ch;
-    ch.input = std::span<const std::uint8_t>(data + option_bytes, size - option_bytes);
-    ch.read_sizes = p.read_sizes;
-    ch.write_chunk = p.write_chunk;
-    ch.write_limit = p.write_limit;
-
-    record rec;
-    {
-        asio::io_context ctx;
-        ws_type ws(memory_stream(ctx.get_executor(), ch), p.opts);
-        asio::co_spawn(ctx, serve(ws, p, rec), [&rec](std::exception_ptr e) {
-            check(!e); // the error_code forms report failures, they never throw
-            rec.finished = true;
-        });
-        ctx.run();
-        check(rec.finished && (rec.pushed || !rec.accepted));
-        // A read error ends the connection: nothing of it may stay open.
-        if (rec.read_failed) check(!ws.is_open() && ch.closed);
+    std::span<const std::uint8_t> input(data + option_bytes, size - option_bytes);
+    driver d(p);
+    corows::message m;
+    unsigned state = static_cast<unsigned>(p.chunk_seed) * 2654435761u + 1;
+    while (!input.empty()) {
+        state = state * 1103515245u + 12345u;
+        const std::size_t want = p.chunk_seed == 0 ? input.size() : 1 + (state >> 16) % (p.chunk_seed * 40);
+        auto space = d.conn.receive_space();
+        check(!space.empty());
+        const std::size_t n = std::min({want, space.size(), input.size()});
+        std::copy_n(input.begin(), n, space.begin());
+        input = input.subspan(n);
+        d.now += std::chrono::milliseconds(7);
+        d.conn.received(n, d.now);
+        d.decode(m);
+        if ((state >> 8) % 5 == 0) {
+            // Time passes: a keepalive ping, or a timeout.
+            auto at = d.conn.deadline();
+            if (at != clock_type::time_point::max() && at > d.now) d.now = at;
+            if (d.conn.on_timer(d.now) == corows::timer_outcome::timed_out) check(d.conn.state() == connection_state::closed);
+        }
+        if ((state >> 12) % 3 == 0) d.conn.release_idle_buffers(&m, false);
     }
-    // Input exhausted or the connection ended early; either way no read may be pending.
-    if (p.write_limit == SIZE_MAX) check_output(ch.output, rec, ch.eof_reported);
+    d.conn.receive_closed();
+    check(d.conn.state() == connection_state::closed);
+    d.take();
+    check_output(d);
     return 0;
 }

@@ -1,112 +1,92 @@
 #!/usr/bin/env python3
 """Writes the seed inputs of fuzz_connection into corpus/connection/.
 
-Each seed is the target's four option bytes (see `plan` in fuzz_connection.cpp) followed by
-what a client sends: an upgrade request, then masked frames. Run it again after changing the
-input layout; the names are stable so the seeds are replaced, not duplicated.
+Each seed is the target's two option bytes (see `plan` in fuzz_connection.cpp) followed by
+what the peer sends: masked frames for a server, unmasked ones for a client. Run it again
+after changing the input layout; the names are stable so the seeds are replaced, not
+duplicated.
 """
 import os
 import struct
-import sys
 import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "corpus", "connection")
 KEY = b"\x37\xfa\x21\x3d"
 
+CLIENT = 0x01
+DEFLATE = 0x02
+SERVER_NCT = 0x04
+CLIENT_NCT = 0x08
+SMALL_WINDOW = 0x10
+LIMIT_64K = 0x20
+LIMIT_1000 = 0x40
+SMALL_QUEUE = 0x80
 
-def request(extensions=None, extra=b""):
-    lines = [b"GET /chat HTTP/1.1", b"Host: server.example.com", b"Upgrade: websocket",
-             b"Connection: Upgrade", b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
-             b"Sec-WebSocket-Version: 13"]
-    if extensions:
-        lines.append(b"Sec-WebSocket-Extensions: " + extensions)
-    return b"\r\n".join(lines) + b"\r\n" + extra + b"\r\n"
+ECHO, PING, CLOSE2, FRAGMENTS = 0, 1, 2, 3
 
 
-def frame(opcode, payload, fin=True, rsv1=False, key=KEY):
+def frame(opcode, payload, fin=True, rsv1=False, masked=True):
     b0 = (0x80 if fin else 0) | (0x40 if rsv1 else 0) | opcode
     n = len(payload)
+    m = 0x80 if masked else 0
     if n < 126:
-        head = struct.pack("!BB", b0, 0x80 | n)
+        head = struct.pack("!BB", b0, m | n)
     elif n < 65536:
-        head = struct.pack("!BBH", b0, 0x80 | 126, n)
+        head = struct.pack("!BBH", b0, m | 126, n)
     else:
-        head = struct.pack("!BBQ", b0, 0x80 | 127, n)
-    masked = bytes(c ^ key[i % 4] for i, c in enumerate(payload))
-    return head + key + masked
+        head = struct.pack("!BBQ", b0, m | 127, n)
+    if not masked:
+        return head + payload
+    return head + KEY + bytes(c ^ KEY[i % 4] for i, c in enumerate(payload))
 
 
-def close(code=1000, reason=b""):
-    return frame(0x8, struct.pack("!H", code) + reason)
-
-
-def deflate(data, wbits=15, co=None):
-    co = co or zlib.compressobj(6, zlib.DEFLATED, -wbits)
-    out = co.compress(data) + co.flush(zlib.Z_SYNC_FLUSH)
+def deflate(data, wbits=15):
+    z = zlib.compressobj(6, zlib.DEFLATED, -wbits)
+    out = z.compress(data) + z.flush(zlib.Z_SYNC_FLUSH)
     assert out.endswith(b"\x00\x00\xff\xff")
     return out[:-4]
 
 
-def opts(a=0, b=0, c=0, d=0):
-    return bytes([a, b, c, d])
+def close(code=1000, reason=b""):
+    return struct.pack("!H", code) + reason
 
 
-def seeds():
-    pmd = b"permessage-deflate; client_max_window_bits"
-    json = b'{"id":1,"method":"subscribe","params":{"channel":"ticker","symbols":["BTC","ETH"]}}'
-    yield "text_then_close", opts() + request() + frame(0x1, b"Hello") + close()
-    yield "binary_then_close", opts() + request() + frame(0x2, bytes(range(200))) + close(1001, b"away")
-    yield "fragmented_text", opts() + request() + frame(0x1, b"Hel", fin=False) + \
-        frame(0x0, b"lo, ", fin=False) + frame(0x9, b"mid") + frame(0x0, b"world") + close()
-    yield "ping_pong", opts() + request() + frame(0x9, b"are you there") + frame(0xA, b"x") + \
-        frame(0x1, b"after ping") + close(1000, b"done")
-    yield "close_no_code", opts() + request() + frame(0x1, b"a") + frame(0x8, b"")
-    yield "eof_without_close", opts() + request() + frame(0x1, b"one") + frame(0x2, b"two")
-    yield "bad_close_code", opts() + request() + close(1005)
-    yield "invalid_utf8", opts() + request() + frame(0x1, b"ok \xc3\x28 bad") + close()
-    yield "unmasked_frame", opts() + request() + b"\x81\x05Hello" + close()
-    yield "too_big", opts(a=0x20) + request() + frame(0x2, bytes(1500)) + close()
-    yield "small_reads_many_frames", opts(b=5, c=0x05) + request() + \
-        b"".join(frame(0x1, b"msg %d" % i) for i in range(20)) + close()
-    yield "no_upgrade_header", opts() + b"GET / HTTP/1.1\r\nHost: a\r\n\r\n"
-    yield "bad_version", opts() + request().replace(b"Version: 13", b"Version: 8")
-    yield "garbage_request", opts() + b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03"
-    yield "deflate_text", opts(a=1) + request(pmd) + \
-        frame(0x1, deflate(json), rsv1=True) + frame(0x1, b"plain after compressed") + close()
-    co = zlib.compressobj(6, zlib.DEFLATED, -15)
-    yield "deflate_takeover", opts(a=1, c=0x80) + request(pmd) + \
-        frame(0x1, deflate(json, co=co), rsv1=True) + frame(0x1, deflate(json, co=co), rsv1=True) + close()
-    part = deflate(json * 4)
-    yield "deflate_fragmented", opts(a=1, b=9, c=0x02) + request(pmd) + \
-        frame(0x1, part[:10], fin=False, rsv1=True) + frame(0x9, b"p") + \
-        frame(0x0, part[10:], fin=True) + close()
-    yield "deflate_no_takeover_w9", opts(a=0x0F, c=0x04) + \
-        request(b"permessage-deflate; server_no_context_takeover; client_no_context_takeover; "
-                b"client_max_window_bits=9; server_max_window_bits=9") + \
-        frame(0x2, deflate(bytes(300), wbits=9), rsv1=True) + close()
-    yield "deflate_bomb_limited", opts(a=0x21) + request(pmd) + \
-        frame(0x2, deflate(bytes(100000)), rsv1=True) + close()
-    yield "rsv1_without_deflate", opts() + request() + frame(0x1, deflate(b"hi"), rsv1=True) + close()
-    yield "server_close_and_ping", opts(a=0xC0, c=0x30) + request() + \
-        b"".join(frame(0x1, b"m%d" % i) for i in range(3)) + close()
-    yield "large_direct_write", opts(c=0x18) + request() + frame(0x2, bytes(range(256)) * 4) + close()
-    yield "concurrent_writer", opts(b=4, d=0x0B) + request() + \
-        b"".join(frame(0x1, b"echo %d" % i) for i in range(4)) + close()
-    yield "concurrent_direct_writes_deflate", opts(a=1, b=7, c=0x01, d=0x3A) + request(pmd) + \
-        frame(0x1, deflate(json), rsv1=True) + frame(0x9, b"ping") + frame(0x2, bytes(100)) + close()
-    yield "concurrent_writer_eof", opts(b=3, c=0x20, d=0x13) + request() + \
-        b"".join(frame(0x2, bytes([i]) * 50) for i in range(3))
-    yield "write_fault", opts(c=0x41, d=30) + request() + frame(0x1, b"x" * 100) + close()
+def seed(name, a, b, wire):
+    with open(os.path.join(OUT, name), "wb") as f:
+        f.write(bytes([a, b]) + wire)
 
 
 def main():
     os.makedirs(OUT, exist_ok=True)
-    for name, data in seeds():
-        with open(os.path.join(OUT, name), "wb") as f:
-            f.write(data)
-    return 0
+    text = b'{"id":1,"ok":true,"name":"corows"}' * 4
+    seed("echo_text", 0, ECHO << 3, frame(1, b"Hello") + frame(2, bytes(range(256))) + frame(8, close()))
+    seed("echo_client", CLIENT, ECHO << 3,
+         frame(1, b"Hello", masked=False) + frame(9, b"p", masked=False) + frame(8, close(), masked=False))
+    seed("fragments_and_pings", 0, PING << 3 | 2,
+         frame(1, b"Hel", fin=False) + frame(9, b"1") + frame(0, b"lo", fin=False) + frame(9, b"2") +
+         frame(0, b"!") + frame(8, close(1001, b"bye")))
+    seed("close_after_two", 0, CLOSE2 << 3 | 5 << 5,
+         frame(1, b"a") + frame(1, b"b") + frame(1, b"c") + frame(8, close()))
+    seed("fragmented_echo", 0, FRAGMENTS << 3 | 1, frame(1, text) + frame(2, b"x" * 300))
+    seed("deflate_rfc7692", DEFLATE, ECHO << 3,
+         frame(1, bytes.fromhex("f248cdc9c90700"), rsv1=True) + frame(1, bytes.fromhex("f200110000"), rsv1=True))
+    seed("deflate_no_context", DEFLATE | SERVER_NCT | CLIENT_NCT, PING << 3 | 3,
+         frame(1, deflate(text), rsv1=True) + frame(1, deflate(text), rsv1=True) + frame(8, close()))
+    seed("deflate_small_window", DEFLATE | SMALL_WINDOW | CLIENT_NCT, ECHO << 3,
+         frame(2, deflate(text * 10, 9), rsv1=True))
+    seed("deflate_fragments", DEFLATE, ECHO << 3 | 4,
+         frame(1, deflate(text)[:5], fin=False, rsv1=True) + frame(9, b"x") + frame(0, deflate(text)[5:]))
+    seed("empty_final_blocks", DEFLATE | CLIENT_NCT, ECHO << 3, frame(2, b"\x03\x00" * 2000, rsv1=True))
+    seed("empty_continuations", 0, ECHO << 3 | 6, frame(1, b"", fin=False) + frame(0, b"", fin=False) * 500 + frame(0, b""))
+    seed("ping_flood", SMALL_QUEUE, ECHO << 3 | 7 << 5, frame(9, b"p" * 125) * 200)
+    seed("too_big", LIMIT_1000, ECHO << 3, frame(2, b"x" * 1001))
+    seed("bomb", DEFLATE | LIMIT_64K, ECHO << 3, frame(2, deflate(b"\x00" * 200000), rsv1=True))
+    seed("bad_utf8", 0, ECHO << 3, frame(1, b"\xc3\x28"))
+    seed("bad_close", 0, ECHO << 3, frame(8, close(1005)))
+    seed("unmasked_to_server", 0, ECHO << 3, frame(1, b"x", masked=False))
+    seed("large_frame", 0, ECHO << 3 | 1, frame(2, b"y" * 70000))
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -189,7 +189,10 @@ BOOST_AUTO_TEST_CASE(frames_are_shared_by_reference_not_copied) {
         for (auto& ws : conns) BOOST_REQUIRE(ws.send(pm));
         // Queued by reference: each connection holds the prepared message until it is written.
         BOOST_TEST(pm.use_count() == 4);
-        BOOST_TEST(conns[0].queued_bytes() == pm->frame().size());
+        // The queue charges what the reference keeps alive: the frame, the entry and the
+        // prepared message itself, not only the bytes it will write.
+        BOOST_TEST(conns[0].queued_bytes() ==
+                   pm->frame().size() + sizeof(corows::detail::write_queue::shared_frame) + pm->footprint());
         for (auto& ws : conns) co_await ws.flush();
         BOOST_TEST(pm.use_count() == 1);
         for (auto& ws : conns) co_await ws.close(1000, {});
@@ -225,7 +228,8 @@ BOOST_AUTO_TEST_CASE(send_refuses_when_the_queue_is_full_and_once_closed) {
                 BOOST_REQUIRE(accepted < 100'000);
             }
             BOOST_TEST(ws.queued_bytes() >= server_opts.write_queue_limit);
-            BOOST_TEST(ws.queued_bytes() < server_opts.write_queue_limit + pm->frame().size() + 1);
+            const std::size_t charge = pm->frame().size() + sizeof(corows::detail::write_queue::shared_frame) + pm->footprint();
+            BOOST_TEST(ws.queued_bytes() < server_opts.write_queue_limit + charge);
             BOOST_TEST(ws.is_open());
             co_await ws.close(1000, {});
             BOOST_TEST(!ws.send(pm));

@@ -5,6 +5,7 @@
 // from /proc/self; those bounds are skipped under AddressSanitizer (its allocator and
 // quarantine make RSS meaningless) but the behaviour is still checked there.
 #include "loopback.hpp"
+#include "server_thread.hpp"
 
 #include <corows/server.hpp>
 
@@ -14,32 +15,12 @@
 
 #include <zlib.h>
 
-#include <sys/resource.h>
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
-
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <filesystem>
-#include <fstream>
 #include <limits>
 #include <mutex>
 #include <thread>
-
-// AddressSanitizer's and ThreadSanitizer's allocators (quarantine, shadow memory) make RSS
-// say nothing about ours: under them only the behaviour is checked.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define COROWS_LIMITS_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define COROWS_LIMITS_SANITIZED 1
-#endif
-#endif
-#ifndef COROWS_LIMITS_SANITIZED
-#define COROWS_LIMITS_SANITIZED 0
-#endif
 
 namespace {
 
@@ -54,141 +35,6 @@ using std::chrono::milliseconds;
 using clock_type = std::chrono::steady_clock;
 
 constexpr std::size_t KiB = 1024, MiB = 1024 * 1024;
-constexpr bool memory_is_measurable = COROWS_LIMITS_SANITIZED == 0;
-
-// ------------------------------------------------------------------------------ /proc/self
-
-long status_kib(std::string_view field) {
-    std::ifstream f("/proc/self/status");
-    std::string line;
-    while (std::getline(f, line)) {
-        if (line.starts_with(field)) return std::stol(line.substr(field.size()));
-    }
-    return -1;
-}
-/// Resident set size now, in KiB.
-long rss_kib() { return status_kib("VmRSS:"); }
-/// Peak resident set size since the last reset_peak_rss(), in KiB.
-long peak_rss_kib() { return status_kib("VmHWM:"); }
-/// Starts a new peak measurement (Linux: "5" resets VmHWM to the current RSS).
-void reset_peak_rss() {
-    std::ofstream f("/proc/self/clear_refs");
-    f << "5";
-}
-/// Makes RSS follow live memory: glibc raises its mmap threshold after a large block is
-/// freed, and later large blocks then come from the heap, which keeps freed space resident;
-/// a fixed threshold sends every large buffer back to the kernel when it is freed.
-void large_blocks_return_to_the_kernel() {
-#if defined(__GLIBC__) && !COROWS_LIMITS_SANITIZED
-    mallopt(M_MMAP_THRESHOLD, 256 * 1024);
-#endif
-}
-/// Open file descriptors of this process.
-std::size_t open_fds() {
-    std::size_t n = 0;
-    for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
-    return n;
-}
-/// Raises the soft descriptor limit to the hard one; returns the soft limit.
-rlim_t raise_fd_limit() {
-    rlimit lim{};
-    getrlimit(RLIMIT_NOFILE, &lim);
-    lim.rlim_cur = lim.rlim_max;
-    setrlimit(RLIMIT_NOFILE, &lim);
-    getrlimit(RLIMIT_NOFILE, &lim);
-    return lim.rlim_cur;
-}
-
-// ------------------------------------------------------------------------------ a server in a thread
-
-// A corows::server running on its own thread; stopped at once and joined at the latest on
-// destruction.
-class server_thread {
-public:
-    server_thread(corows::server_options o, corows::server::handler_type h) : srv_(std::move(o)) {
-        port_ = srv_.listen({asio::ip::make_address("127.0.0.1"), 0}).port();
-        thread_ = std::thread([this, h = std::move(h)]() mutable {
-            srv_.run(std::move(h));
-            returned_at_ = clock_type::now();
-            returned_ = true;
-        });
-    }
-    server_thread(const server_thread&) = delete;
-    server_thread& operator=(const server_thread&) = delete;
-    ~server_thread() {
-        srv_.stop(0ms);
-        thread_.join();
-    }
-
-    corows::server& server() noexcept { return srv_; }
-    unsigned short port() const noexcept { return port_; }
-    std::string host() const { return "127.0.0.1:" + std::to_string(port_); }
-    /// Waits at most `limit` for run() to return; true if it did.
-    bool wait_returned(milliseconds limit) const {
-        auto end = clock_type::now() + limit;
-        while (!returned_ && clock_type::now() < end) std::this_thread::sleep_for(2ms);
-        return returned_;
-    }
-    clock_type::time_point returned_at() const noexcept { return returned_at_; }
-
-private:
-    corows::server srv_;
-    unsigned short port_ = 0;
-    std::atomic<bool> returned_{false};
-    clock_type::time_point returned_at_{};
-    std::thread thread_;
-};
-
-/// Waits at most `limit` for `done()`; true if it came.
-template <class Pred>
-bool wait_until(Pred done, milliseconds limit) {
-    auto end = clock_type::now() + limit;
-    while (!done() && clock_type::now() < end) std::this_thread::sleep_for(2ms);
-    return done();
-}
-
-asio::awaitable<raw_peer> connect_raw_to(unsigned short port) {
-    tcp::socket sock(co_await asio::this_coro::executor);
-    co_await sock.async_connect({asio::ip::make_address("127.0.0.1"), port}, asio::use_awaitable);
-    sock.set_option(tcp::no_delay(true));
-    co_return raw_peer(std::move(sock));
-}
-
-asio::awaitable<tcp_ws> connect_ws_to(unsigned short port, const options& o) {
-    tcp::socket sock(co_await asio::this_coro::executor);
-    co_await sock.async_connect({asio::ip::make_address("127.0.0.1"), port}, asio::use_awaitable);
-    tcp_ws ws(std::move(sock), o);
-    co_await ws.handshake("127.0.0.1:" + std::to_string(port));
-    co_return ws;
-}
-
-// Runs `f(i)` for i < n as coroutines on a fresh io_context for at most `limit`; returns how
-// many finished without an exception, reporting the first exception.
-std::size_t run_clients(std::size_t n, const std::function<asio::awaitable<void>(std::size_t)>& f,
-                        milliseconds limit) {
-    asio::io_context ctx;
-    std::size_t ok = 0;
-    std::string first_error;
-    for (std::size_t i = 0; i < n; ++i) {
-        asio::co_spawn(ctx, f(i), [&](std::exception_ptr e) {
-            if (!e) ++ok;
-            else if (first_error.empty()) first_error = describe(e);
-        });
-    }
-    ctx.run_for(limit);
-    if (!first_error.empty()) BOOST_ERROR("client: " << first_error);
-    return ok;
-}
-
-/// A fresh client gets its message echoed and closes normally: the server still serves.
-asio::awaitable<void> echo_check(unsigned short port, std::string text) {
-    tcp_ws ws = co_await connect_ws_to(port, options{});
-    co_await ws.write_text(text);
-    auto m = co_await ws.read_message();
-    if (!m || m->text() != text) throw std::runtime_error("no echo of " + text);
-    co_await ws.close(1000, "");
-    if (ws.close_code() != 1000) throw std::runtime_error("close not answered with 1000");
-}
 
 /// Drops the connection with an RST instead of a FIN (SO_LINGER with a zero timeout).
 void reset_connection(tcp::socket& s) {

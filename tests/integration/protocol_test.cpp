@@ -381,13 +381,17 @@ BOOST_AUTO_TEST_CASE(compressed_fragments_with_control_frames_between) {
         [&](raw_peer& p, loop& l) -> asio::awaitable<void> {
             co_await p.upgrade(l.host(), deflate_offer);
             co_await p.send(concat(f1, client_frame(0x9, "a"), f2, client_frame(0x9, "b"), f3));
-            const std::array<std::string, 2> expected_pongs{"a", "b"};
-            for (const std::string& expected : expected_pongs) {
-                auto pong = co_await p.read_frame();
+            // The latest ping gets its pong; the first one too only if the server read it on
+            // its own (RFC 6455 §5.5.3 lets a pong answer just the most recent ping).
+            auto pong = co_await p.read_frame();
+            BOOST_REQUIRE(pong.has_value());
+            BOOST_TEST(pong->op == 0xA);
+            if (std::string(pong->payload.begin(), pong->payload.end()) == "a") {
+                pong = co_await p.read_frame();
                 BOOST_REQUIRE(pong.has_value());
                 BOOST_TEST(pong->op == 0xA);
-                BOOST_TEST(std::string(pong->payload.begin(), pong->payload.end()) == expected);
             }
+            BOOST_TEST(std::string(pong->payload.begin(), pong->payload.end()) == "b");
             close_info c = co_await expect_close(p);
             BOOST_TEST(c.code == 1000);
             co_await p.send(client_frame(0x8, close_payload(1000)));

@@ -67,7 +67,7 @@ BOOST_AUTO_TEST_CASE(client_frames_are_masked_with_fresh_keys) {
 
 BOOST_AUTO_TEST_CASE(compression_follows_rfc7692_and_the_threshold) {
     corows::message_writer w(corows::writer_config{role::server, 0});
-    corows::writer_deflate d;
+    corows::deflate_config d;
     d.threshold = 4;
     w.enable_deflate(d);
     BOOST_TEST(!w.deflater_allocated());
@@ -94,8 +94,8 @@ BOOST_AUTO_TEST_CASE(no_context_takeover_uses_the_shared_compressor) {
     for (std::size_t frame_size : {std::size_t{0}, std::size_t{3}})
         for (bool lib : {false, true}) {
             corows::message_writer w(corows::writer_config{role::server, frame_size});
-            corows::writer_deflate d;
-            d.no_context_takeover = true;
+            corows::deflate_config d;
+            d.send.no_context_takeover = true;
             d.use_libdeflate = lib;
             w.enable_deflate(d);
             for (int i = 0; i < 3; ++i) {
@@ -116,7 +116,7 @@ BOOST_AUTO_TEST_CASE(no_context_takeover_uses_the_shared_compressor) {
 
 BOOST_AUTO_TEST_CASE(compressed_fragments_carry_rsv1_on_the_first_only) {
     corows::message_writer w(corows::writer_config{role::server, 3});
-    corows::writer_deflate d;
+    corows::deflate_config d;
     w.enable_deflate(d);
     corows::byte_buffer out;
     BOOST_REQUIRE(!w.append_message(out, message_kind::text, str("Hello"), true));
@@ -150,11 +150,11 @@ BOOST_AUTO_TEST_CASE(random_round_trips_through_the_reader_both_roles) {
                 role receiver = sender == role::client ? role::server : role::client;
                 corows::message_reader r(corows::reader_config{receiver, 1 << 20});
                 if (deflate) {
-                    corows::writer_deflate d;
-                    d.no_context_takeover = no_takeover;
+                    corows::deflate_config d;
+                    d.send.no_context_takeover = no_takeover;
                     d.threshold = 16;
                     w.enable_deflate(d);
-                    r.enable_deflate(15, no_takeover);
+                    r.enable_deflate({15, no_takeover});
                 }
                 corows::byte_buffer wire;
                 std::vector<bytes> sent;

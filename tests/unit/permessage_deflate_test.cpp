@@ -483,13 +483,25 @@ BOOST_AUTO_TEST_CASE(directions_follow_the_role) {
     BOOST_TEST((corows::receiving_direction(p, role::client) == corows::deflate_direction{10, true}));
 }
 
-BOOST_AUTO_TEST_CASE(threshold) {
-    deflate_options o = enabled();
-    o.threshold = 100;
-    BOOST_TEST(!corows::should_compress(99, o));
-    BOOST_TEST(corows::should_compress(100, o));
-    o.threshold = 0;
-    BOOST_TEST(corows::should_compress(0, o));
+BOOST_AUTO_TEST_CASE(one_configuration_for_both_directions) {
+    deflate_params p = params(true, false, 10, 12);
+    deflate_options mine = enabled();
+    mine.level = 3;
+    mine.mem_level = 4;
+    mine.threshold = 100;
+    mine.use_libdeflate = false;
+    mine.final_block = true;
+    auto server = corows::make_deflate_config(p, corows::role::server, mine);
+    BOOST_TEST((server.send == corows::deflate_direction{10, true}));
+    BOOST_TEST((server.receive == corows::deflate_direction{12, false}));
+    BOOST_TEST(server.level == 3);
+    BOOST_TEST(server.mem_level == 4);
+    BOOST_TEST(server.threshold == 100u);
+    BOOST_TEST(!server.use_libdeflate);
+    BOOST_TEST(server.final_block);
+    auto client = corows::make_deflate_config(p, corows::role::client, mine);
+    BOOST_TEST((client.send == server.receive));
+    BOOST_TEST((client.receive == server.send));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,5 +1,5 @@
-// The per-thread pools of idle connection buffers, apart from websocket_state so that they
-// need no Asio and can be used and tested on their own.
+// The per-thread pools of idle connection buffers: a connection's receive and send buffers
+// go back here while it waits, so an idle connection holds none.
 #pragma once
 
 #include <corows/byte_buffer.hpp>
@@ -44,7 +44,7 @@ public:
     }
 
 private:
-    // Up to the largest socket read (websocket_state::max_read_size), so that a stream of
+    // Up to the largest transport read (see connection::receive_space()), so that a stream of
     // large messages does not reallocate its buffers per read; anything larger is freed.
     static constexpr std::size_t max_buffers = 8;
     static constexpr std::size_t max_capacity = 256 * 1024;

@@ -5,6 +5,7 @@
 #include <corows/message.hpp>
 #include <corows/protocol/frame.hpp>
 #include <corows/protocol/inflate_stream.hpp>
+#include <corows/protocol/permessage_deflate.hpp>
 #include <corows/protocol/utf8.hpp>
 
 #include <cstddef>
@@ -18,6 +19,7 @@ namespace corows {
 /// What message_reader::read() found.
 enum class read_event : std::uint8_t {
     need_more, ///< every byte was consumed or is an incomplete frame: read more from the peer
+    progress,  ///< a fragment (or a step of a compressed frame) was consumed: call read() again
     message,   ///< a complete data message is in the `message&` passed in
     ping,      ///< a ping arrived; `payload` must be echoed in a pong
     pong,      ///< a pong arrived
@@ -48,14 +50,19 @@ public:
     /// A reader for `cfg`; permessage-deflate stays off until enable_deflate().
     explicit message_reader(const reader_config& cfg) noexcept;
 
-    /// Accepts RSV1 messages from now on, inflating with `window_bits`. With context
-    /// takeover the reader's own inflater is created at the first compressed message and
-    /// kept. With `no_context_takeover` a message whose compressed bytes all arrive in one
-    /// read() goes through the thread's shared inflater (see detail::inflate_shared()); one
-    /// that spans reads gets its own inflater for that message only.
-    void enable_deflate(int window_bits, bool no_context_takeover) noexcept;
+    /// Accepts RSV1 messages from now on, inflating as the peer compresses (`peer`). With
+    /// context takeover the reader's own inflater is created at the first compressed message
+    /// and kept. Without, a message whose compressed bytes all arrive in one read() goes
+    /// through the thread's shared inflater (see detail::inflate_shared()); one that spans
+    /// reads gets its own inflater for that message only.
+    void enable_deflate(const deflate_direction& peer) noexcept;
 
-    /// Consumes bytes from `buffer[pos...]`, advancing `pos`, until one event is complete.
+    /// Compressed payload inflated per read() call at most, so that the caller can stop
+    /// between steps (a frame may be megabytes of blocks that inflate to nothing).
+    static constexpr std::size_t inflate_step = 64 * 1024;
+
+    /// Consumes bytes from `buffer[pos...]`, advancing `pos`, until one event is complete, a
+    /// non-final data frame was consumed, or inflate_step compressed bytes were (progress).
     /// A `message` event may borrow `buffer` (see message::borrowed()); payload spans of
     /// control events point into `buffer`. After `failed`, the reader must not be used again.
     read_result read(std::span<std::uint8_t> buffer, std::size_t& pos, message& out);
@@ -70,6 +77,7 @@ private:
     std::error_code begin_data_frame(const frame_header& h, message& out);
     std::error_code consume_payload(std::span<std::uint8_t> chunk, message& out);
     std::error_code finish_message(message& out);
+    read_result end_of_frame(message& out);
     read_result control_event(const frame_header& h, std::span<std::uint8_t> payload);
 
     frame_rules rules_;

@@ -5,7 +5,9 @@
 #include <corows/error.hpp>
 #include <corows/message.hpp>
 #include <corows/protocol/deflate_stream.hpp>
+#include <corows/detail/shared_compressor.hpp>
 #include <corows/protocol/frame.hpp>
+#include <corows/protocol/permessage_deflate.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -19,21 +21,6 @@ namespace corows {
 struct writer_config {
     role local = role::server;     ///< clients mask every frame
     std::size_t frame_size = 0;    ///< fragment messages into frames of this payload size; 0: never
-};
-
-/// Compression settings of the send side, fixed by the handshake.
-struct writer_deflate {
-    int window_bits = 15;
-    bool no_context_takeover = false;
-    int level = 6;
-    int mem_level = 8;
-    std::size_t threshold = 0;     ///< messages shorter than this go out uncompressed
-    /// Without context takeover: libdeflate for unfragmented messages when the build has it
-    /// (see detail::shared_deflate_settings); zlib otherwise and always with context takeover.
-    bool use_libdeflate = true;
-    /// Without context takeover, libdeflate's BFINAL block goes out unrewritten (see
-    /// detail::shared_deflate_settings::final_block).
-    bool final_block = false;
 };
 
 /// Largest close frame payload: the 2-byte code and 123 bytes of reason.
@@ -50,14 +37,14 @@ public:
     /// A writer for `cfg`; compression stays off until enable_deflate().
     explicit message_writer(const writer_config& cfg);
 
-    /// Compresses messages from now on. With context takeover the writer's own deflater is
-    /// created at the first compressed message; without, every message comes from the
-    /// thread's shared compressor (detail::compress_shared()) and the writer holds no
-    /// deflate state.
-    void enable_deflate(const writer_deflate& d) noexcept { deflate_cfg_ = d; deflate_enabled_ = true; }
+    /// Compresses messages from now on, as `d.send` and the settings in `d` say. With context
+    /// takeover the writer's own deflater is created at the first compressed message;
+    /// without, every message comes from the thread's shared compressor
+    /// (detail::compress_shared()) and the writer holds no deflate state.
+    void enable_deflate(const deflate_config& d) noexcept;
 
-    /// The compression settings given to enable_deflate() (meaningful once it was called).
-    const writer_deflate& deflate_config() const noexcept { return deflate_cfg_; }
+    /// The configuration given to enable_deflate() (meaningful once it was called).
+    const deflate_config& deflate_settings() const noexcept { return deflate_cfg_; }
 
     /// True if a message of `size` bytes would be compressed when `allow` is set.
     bool would_compress(std::size_t size, bool allow) const noexcept {
@@ -96,7 +83,8 @@ private:
     mask_key next_key() noexcept;
 
     std::optional<deflate_stream> deflater_;
-    writer_deflate deflate_cfg_;
+    deflate_config deflate_cfg_;
+    detail::shared_deflate_settings shared_; // deflate_cfg_ as the shared compressor takes it
     std::uint64_t rng_[2] = {0, 0};
     std::size_t frame_size_;
     role role_;

@@ -163,10 +163,20 @@ deflate_direction sending_direction(const deflate_params& params, role local) no
 /// What our decompressor uses: the peer's sending direction.
 deflate_direction receiving_direction(const deflate_params& params, role local) noexcept;
 
-/// True if a message of `size` bytes should be sent compressed under `options`; decide
-/// this before compressing (see deflate_stream).
-constexpr bool should_compress(std::size_t size, const deflate_options& options) noexcept {
-    return size >= options.threshold;
-}
+/// How one connection compresses and inflates: the agreement and this side's
+/// deflate_options, combined once when the handshake completes.
+struct deflate_config {
+    deflate_direction receive;  ///< the peer's compressor, which our inflater follows
+    deflate_direction send;     ///< our compressor
+    int level = default_deflate_level;
+    int mem_level = default_deflate_mem_level;
+    std::size_t threshold = 0;  ///< messages shorter than this go out uncompressed
+    bool use_libdeflate = true; ///< see deflate_options::use_libdeflate
+    bool final_block = false;   ///< see deflate_options::final_block
+};
+
+/// The configuration of a connection in role `local` after agreeing on `agreed`, with
+/// `mine` as this side's settings.
+deflate_config make_deflate_config(const deflate_params& agreed, role local, const deflate_options& mine) noexcept;
 
 } // namespace corows

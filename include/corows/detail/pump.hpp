@@ -1,0 +1,467 @@
+// The I/O half of one websocket<Stream>: the stream, the sans-I/O connection it drives, the
+// read pump and the writer that move bytes between them, and the one timer. Every protocol
+// decision (what to answer, when to close, which code) is the connection's; this file only
+// reads, writes, waits and wakes.
+#pragma once
+
+#include <corows/detail/buffer_pool.hpp>
+#include <corows/message.hpp>
+#include <corows/options.hpp>
+#include <corows/protocol/connection.hpp>
+
+#include <asio/associated_cancellation_slot.hpp>
+#include <asio/bind_allocator.hpp>
+#include <asio/buffer.hpp>
+#include <asio/error.hpp>
+#include <asio/ip/tcp.hpp>
+#include <asio/post.hpp>
+#include <asio/socket_base.hpp>
+#include <asio/steady_timer.hpp>
+#include <asio/write.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+namespace corows::detail {
+
+/// Closes the transport under `s` at once, whatever its layers.
+template <class Stream>
+void close_transport(Stream& s) noexcept {
+    std::error_code ignored;
+    auto& sock = s.lowest_layer();
+    if constexpr (requires { sock.shutdown(asio::socket_base::shutdown_both, ignored); })
+        sock.shutdown(asio::socket_base::shutdown_both, ignored);
+    sock.close(ignored);
+}
+
+/// Allocates exactly the size asked for. For operations that stay pending as long as a
+/// connection is idle (its socket wait): Asio's default hands them the per-thread recycled
+/// block of whatever operation came before, often several times larger, and that waste
+/// would stay with the connection.
+template <class T>
+struct exact_allocator {
+    using value_type = T;
+    exact_allocator() noexcept = default;
+    template <class U>
+    exact_allocator(const exact_allocator<U>&) noexcept {}
+    T* allocate(std::size_t n) { return std::allocator<T>{}.allocate(n); }
+    void deallocate(T* p, std::size_t n) noexcept { std::allocator<T>{}.deallocate(p, n); }
+    template <class U>
+    bool operator==(const exact_allocator<U>&) const noexcept { return true; }
+};
+
+/// What the read pump needs before it can go on.
+enum class pump_step : std::uint8_t {
+    message,  ///< a message is in the `message&` given to advance()
+    readable, ///< wait until the socket is readable, then readable()
+    read,     ///< read into conn.receive_space() (async_read_some), then received()
+    room,     ///< wait (wait_signal) until the writer made room in the queue
+    yield,    ///< let the thread's other work run (post), then resume()
+    ended,    ///< the connection is over: see finished() and end_report()
+};
+
+/// One connection's I/O state. Held by shared_ptr: the writer's completion handlers, the
+/// timer and the event driver may outlive the websocket object that started them.
+template <class Stream>
+class pump {
+public:
+    using clock = connection::clock;
+
+    /// A plain TCP socket can be waited on without a buffer (an Asio SSL stream cannot: it may
+    /// hold decrypted bytes the socket no longer shows), and written without a handler.
+    static constexpr bool waits_without_buffer = requires(Stream& st, std::error_code& ec) {
+        st.async_wait(asio::socket_base::wait_read, [](std::error_code) {});
+        st.non_blocking(true, ec);
+        st.read_some(asio::mutable_buffer{}, ec);
+    };
+
+    /// The application's callbacks, allocated only if it sets one.
+    struct callbacks {
+        std::function<void(std::span<const std::uint8_t>)> on_ping;
+        std::function<void(std::span<const std::uint8_t>)> on_pong;
+        std::function<void(std::uint16_t, std::string_view)> on_close;
+    };
+
+    pump(Stream&& s, std::shared_ptr<const options> o) : stream(std::move(s)), conn(std::move(o)) {}
+
+    Stream stream;
+    connection conn;
+    /// read_message()'s and event mode's message, kept across cancelled reads.
+    std::unique_ptr<message> assembly;
+    std::unique_ptr<callbacks> cb;
+
+    bool reading = false;          ///< a reader (read_message, close, event mode) owns reading
+    bool transport_closed = false; ///< the stream is closed; nothing more moves
+    bool end_reported = false;     ///< a reader was told why the connection ended
+
+    // ------------------------------------------------------------------ the read pump
+
+    /// Decodes received bytes, answering what the protocol asks, and reads the transport
+    /// without blocking, until there is a message for `m` or a reason to wait; yields after
+    /// connection::turn_budget bytes. With `pause_when_full` (event mode, whose callbacks
+    /// cannot wait for room) it stops reading while the write queue is full. A coroutine
+    /// reader is not paused: its application waits in write_message() if it answers, and
+    /// may be reading precisely so that a peer streaming to it keeps reading too (two ends
+    /// that both stopped reading at a full queue would wait for each other forever).
+    pump_step advance(const std::shared_ptr<pump>& self, message& m, bool pause_when_full) {
+        for (;;) {
+            if (conn.state() == connection_state::closed || transport_closed) return ended(self);
+            if (pause_when_full && conn.reading_paused()) {
+                kick(self);
+                return pump_step::room;
+            }
+            switch (conn.next_event(m)) {
+            case connection_event::message:
+                return pump_step::message;
+            case connection_event::ping:
+                if (cb && cb->on_ping) cb->on_ping(conn.control_payload());
+                kick(self);
+                continue;
+            case connection_event::pong:
+                if (cb && cb->on_pong) cb->on_pong(conn.control_payload());
+                continue;
+            case connection_event::close:
+                if (cb && cb->on_close) cb->on_close(conn.peer_code(), conn.peer_reason());
+                settle(self);
+                continue;
+            case connection_event::failed:
+                settle(self);
+                continue;
+            case connection_event::yield:
+                write_soon(self);
+                return pump_step::yield;
+            case connection_event::need_more:
+                break;
+            }
+            if constexpr (waits_without_buffer) {
+                if (drained_) {
+                    // Nothing more to read now: what the decoded bytes answered goes out before
+                    // we wait (while more is readable, the answers keep batching).
+                    write_before_waiting(self);
+                    conn.release_idle_buffers(&m, false);
+                    return pump_step::readable;
+                }
+                std::error_code ec;
+                if (try_read(ec) && ec) read_failed(ec);
+            } else {
+                write_soon(self);
+                conn.release_idle_buffers(&m, true);
+                return pump_step::read;
+            }
+        }
+    }
+
+    /// After a readable wait completed: the socket has bytes again, and a new turn starts.
+    void readable() noexcept {
+        drained_ = false;
+        conn.begin_turn();
+    }
+    /// After a yield or a wait for room: a new turn.
+    void resume() noexcept { conn.begin_turn(); }
+
+    /// After an async_read_some into conn.receive_space() completed with `n` bytes and `ec`;
+    /// false if the caller's read was cancelled (the connection is as it was).
+    bool received(std::size_t n, std::error_code ec) {
+        conn.received(n, clock::now());
+        conn.begin_turn();
+        if (ec == asio::error::operation_aborted && !transport_closed) return false;
+        if (ec) read_failed(ec);
+        return true;
+    }
+
+    /// A readable wait or a read failed with `ec`: the transport is gone (or was closed
+    /// under the read). Not for a cancellation of the caller's own read.
+    void read_failed(std::error_code) noexcept {
+        conn.receive_closed();
+        close_transport_now();
+    }
+
+    /// The socket read primitive of every reader: one non-blocking read into the connection.
+    /// True if it read bytes, or failed (`ec` set: the transport is gone); false if the
+    /// socket had nothing (drained() is then true until readable()).
+    bool try_read(std::error_code& ec) requires waits_without_buffer {
+        if (!nonblocking_) {
+            stream.non_blocking(true, ec);
+            if (ec) return true;
+            nonblocking_ = true;
+        }
+        auto space = conn.receive_space();
+        std::size_t n = stream.read_some(asio::buffer(space.data(), space.size()), ec);
+        if (ec == asio::error::would_block || ec == asio::error::try_again) {
+            ec.clear();
+            drained_ = true;
+            return false;
+        }
+        if (ec) return true;
+        // A read that did not fill the space emptied the socket: the next one waits first
+        // instead of trying a read the kernel would refuse.
+        drained_ = n < space.size();
+        conn.received(n, clock::now());
+        return true;
+    }
+
+    /// True if the next try_read() would find the socket empty.
+    bool drained() const noexcept { return drained_; }
+
+    /// What a reader reports once the connection ended: the first time, why it ended (a
+    /// violation, a timeout, error::closed); afterwards error::closed or error::timeout.
+    std::error_code end_report() noexcept {
+        if (!end_reported) {
+            end_reported = true;
+            if (auto ec = conn.error()) return ec;
+        }
+        return conn.timed_out() ? make_error_code(error::timeout) : make_error_code(error::closed);
+    }
+
+    // ------------------------------------------------------------------ the writer
+
+    /// Starts the background writer if frames wait and no write is running. Posted, not
+    /// dispatched: the calling code goes on queueing until it suspends (an echo loop answers
+    /// a whole batch of received frames), and all of that goes out in one write. A reader
+    /// about to wait starts the scheduled write itself (write_soon): lower latency, same
+    /// batching.
+    void kick(const std::shared_ptr<pump>& self) {
+        if (writing_ || !conn.has_output() || transport_closed) return;
+        writing_ = true;
+        write_scheduled_ = true;
+        asio::post(stream.get_executor(), [self] { self->write_soon(self); });
+    }
+
+    /// Starts the write kick() scheduled, unless it has started already.
+    void write_soon(const std::shared_ptr<pump>& self) {
+        if (!write_scheduled_) return;
+        write_scheduled_ = false;
+        write_pending(self);
+    }
+
+    /// True while a transport write (background or direct) is in progress.
+    bool writing() const noexcept { return writing_; }
+
+    /// Bytes accepted for sending and not yet written (see write_queue::size()).
+    std::size_t queued() const noexcept { return conn.queued(); }
+
+    /// A direct write (a large message from the caller's memory) takes the transport.
+    void begin_direct() noexcept {
+        writing_ = true;
+        conn.begin_direct();
+    }
+    /// The direct write is over (`ec` its outcome): the background writer may go on.
+    void end_direct(const std::shared_ptr<pump>& self, std::error_code ec) {
+        writing_ = false;
+        conn.end_direct();
+        if (ec) {
+            // A frame may be half written: the stream cannot carry another one.
+            conn.write_failed(closed_by_us(ec));
+            close_transport_now();
+        }
+        kick(self);
+        notify();
+    }
+
+    /// A transport write failed with `ec`: what the caller sees (why we closed it, if we did).
+    std::error_code closed_by_us(std::error_code ec) const noexcept {
+        if (!transport_closed) return ec;
+        return conn.timed_out() ? make_error_code(error::timeout) : make_error_code(error::closed);
+    }
+
+    // ------------------------------------------------------------------ waiting and waking
+
+    /// Waits for notify() with `handler(ec)`; `ec` is operation_aborted only if the wait
+    /// itself was cancelled through the handler's cancellation slot.
+    template <class Handler>
+    void wait_signal(Handler&& handler) {
+        ++waiters_;
+        timer(signal_).async_wait(
+            [this, h = std::forward<Handler>(handler)](std::error_code) mutable {
+                --waiters_;
+                std::move(h)(std::error_code{});
+            });
+    }
+    /// The timer behind wait_signal(), for waits that need its cancellation.
+    asio::steady_timer& signal_timer() { return timer(signal_); }
+    /// Counts a waiter on signal_timer() in or out.
+    void add_waiter(int d) noexcept { waiters_ = static_cast<std::size_t>(static_cast<long>(waiters_) + d); }
+
+    /// Wakes every waiter; they re-check their conditions. (Cancelling a timer takes the
+    /// scheduler's lock: skipped when nobody waits, which is the common case per write.)
+    void notify() noexcept {
+        if (waiters_ && signal_) signal_->cancel();
+    }
+
+    /// Closes the transport once and cancels everything pending on it.
+    void close_transport_now() noexcept {
+        if (transport_closed) return;
+        transport_closed = true;
+        if (conn.state() != connection_state::closed) conn.receive_closed();
+        close_transport(stream);
+        if (deadline_) deadline_->cancel();
+        notify();
+    }
+
+    /// The connection's state moved: arms its deadline, sends what it queued and, once it is
+    /// closed, lets the writer finish and close the transport (at once if nothing is left).
+    void settle(const std::shared_ptr<pump>& self) {
+        arm_timer(self);
+        if (transport_closed) return;
+        kick(self); // what the connection queued (a close reply, a failure's close frame)
+        if (conn.state() == connection_state::closed && !writing_ && !conn.has_output()) close_transport_now();
+    }
+
+    // ------------------------------------------------------------------ the timer
+
+    /// Keeps the one timer armed for conn.deadline(); an open connection without timeouts
+    /// holds no timer at all.
+    void arm_timer(const std::shared_ptr<pump>& self) {
+        auto at = conn.deadline();
+        if (at == clock::time_point::max() || transport_closed) {
+            deadline_.reset();
+            deadline_at_ = clock::time_point::max();
+            return;
+        }
+        // An earlier expiry re-checks when it fires; only a nearer deadline re-arms.
+        if (deadline_ && deadline_at_ <= at) return;
+        deadline_at_ = at;
+        auto& t = timer(deadline_);
+        t.expires_at(at);
+        t.async_wait(asio::bind_allocator(exact_allocator<void>{},
+                                          [w = std::weak_ptr<pump>(self)](std::error_code ec) {
+                                              if (ec) return;
+                                              if (auto s = w.lock()) s->deadline_reached(s);
+                                          }));
+    }
+
+private:
+    void deadline_reached(const std::shared_ptr<pump>& self) {
+        deadline_at_ = clock::time_point::max();
+        switch (conn.on_timer(clock::now())) {
+        case timer_outcome::none: break;
+        case timer_outcome::ping: kick(self); break;
+        case timer_outcome::timed_out: close_transport_now(); break;
+        }
+        arm_timer(self);
+    }
+
+    asio::steady_timer& timer(std::unique_ptr<asio::steady_timer>& t) {
+        if (!t) t = std::make_unique<asio::steady_timer>(stream.get_executor(), clock::time_point::max());
+        return *t;
+    }
+
+    // The pump reached the end of the connection: make sure the transport gets closed.
+    pump_step ended(const std::shared_ptr<pump>& self) {
+        settle(self);
+        return pump_step::ended;
+    }
+
+    // The reader is about to wait for the socket: the scheduled write goes out now, and if the
+    // kernel took it all, the send buffers go back to the pool, so an idle connection holds
+    // none. Only here, not whenever the writer drains: a server that queues to many
+    // connections before any write starts (a broadcast loop) needs more buffers at once than
+    // a pool keeps, and would allocate them again for every message.
+    void write_before_waiting(const std::shared_ptr<pump>& self) {
+        write_soon(self);
+        if (!writing_) conn.release_write_buffers();
+    }
+
+    // One turn of the background writer: hands everything queued to one transport write, and
+    // comes back for what was queued meanwhile. A completion handler, not a coroutine: no
+    // frame to allocate per write.
+    void write_pending(const std::shared_ptr<pump>& self) {
+        if (!conn.has_output() || transport_closed) {
+            if (transport_closed && !conn.write_error()) conn.write_failed(error::closed);
+            writing_ = false;
+            // A closed connection's last frame is out: the transport goes now.
+            if (conn.state() == connection_state::closed) close_transport_now();
+            notify();
+            return;
+        }
+        auto& q = conn.take_output();
+        std::size_t sent = 0;
+        if (write_now(q, sent)) {
+            write_pending(self); // nothing was queued meanwhile: this ends the turn
+            return;
+        }
+        auto done = [self](std::error_code ec, std::size_t) {
+            if (ec) {
+                self->conn.write_failed(self->closed_by_us(ec));
+                self->writing_ = false;
+                self->conn.release_write_buffers();
+                if (self->conn.state() == connection_state::closed) self->close_transport_now();
+                self->notify();
+                return;
+            }
+            self->conn.output_written();
+            self->notify();
+            self->write_pending(self);
+        };
+        auto bytes = q.bytes.data();
+        if (q.shared.empty()) {
+            asio::async_write(stream, asio::buffer(bytes.data() + sent, bytes.size() - sent), std::move(done));
+            return;
+        }
+        // Encoded bytes and shared frames interleaved, in queue order, in one gather write.
+        gather_.clear();
+        std::size_t pos = 0;
+        for (const auto& f : q.shared) {
+            if (f.at > pos) gather_.emplace_back(bytes.data() + pos, f.at - pos);
+            gather_.emplace_back(f.frame.data(), f.frame.size());
+            pos = f.at;
+        }
+        if (pos < bytes.size()) gather_.emplace_back(bytes.data() + pos, bytes.size() - pos);
+        asio::async_write(stream, std::span<const asio::const_buffer>(gather_), std::move(done));
+    }
+
+    // Plain TCP: hands `q`'s bytes to the kernel at once, without an asynchronous write.
+    // Returns true if it took them all (or the socket failed, recorded as the write error);
+    // false when an asynchronous write must send the rest, from `sent` bytes on (not moved to
+    // the front: a large queue would be copied). Asio's write would make the same send, but
+    // holds the buffer until its completion handler runs, after every other ready handler:
+    // with many busy connections, their buffers could not go back to the pool between batches.
+    bool write_now(detail::write_queue& q, std::size_t& sent) {
+        if constexpr (!waits_without_buffer) {
+            return false;
+        } else {
+            if (!q.shared.empty()) return false; // broadcast frames: a gather write
+            std::error_code ec;
+            if (!nonblocking_) {
+                stream.non_blocking(true, ec);
+                if (ec) return false;
+                nonblocking_ = true;
+            }
+            auto bytes = q.bytes.data();
+            std::size_t n = stream.write_some(asio::buffer(bytes.data(), bytes.size()), ec);
+            if (ec == asio::error::would_block || ec == asio::error::try_again) return false;
+            if (ec) {
+                conn.write_failed(closed_by_us(ec));
+                return true;
+            }
+            if (n == bytes.size()) {
+                conn.output_written();
+                return true;
+            }
+            sent = n;
+            return false;
+        }
+    }
+
+    std::vector<asio::const_buffer> gather_; // the in-flight queue's pieces, with shared frames
+    // The timers exist only while in use, so an idle connection does not carry them.
+    // `signal_` wakes everything waiting for the queue to drain or the connection to close:
+    // its expiry stays at infinity and cancel() is the notification.
+    std::unique_ptr<asio::steady_timer> signal_;
+    std::unique_ptr<asio::steady_timer> deadline_; // armed for conn.deadline()
+    clock::time_point deadline_at_ = clock::time_point::max();
+    std::size_t waiters_ = 0;
+    bool writing_ = false;         // a transport write (background or direct) is in progress
+    bool write_scheduled_ = false; // kick() posted a write that has not started yet
+    bool nonblocking_ = false;     // the socket's user-level non-blocking mode is set
+    bool drained_ = false;         // the last read left nothing in the kernel
+};
+
+} // namespace corows::detail

@@ -1,0 +1,211 @@
+// websocket<Stream>'s server side of the opening handshake (RFC 6455 §4.2): read the upgrade
+// request, validate it, answer 101 or refuse.
+#pragma once
+
+#include <corows/detail/awaiting.hpp>
+#include <corows/detail/pump.hpp>
+#include <corows/protocol/handshake.hpp>
+#include <corows/protocol/http.hpp>
+
+#include <asio/awaitable.hpp>
+#include <asio/buffer.hpp>
+#include <asio/ip/tcp.hpp>
+#include <asio/redirect_error.hpp>
+#include <asio/use_awaitable.hpp>
+#include <asio/write.hpp>
+
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+
+namespace corows {
+namespace detail {
+
+/// Feeds received bytes to `parser` until it has a whole head; reads as needed.
+template <class Stream, class Parser>
+asio::awaitable<std::error_code> read_head(std::shared_ptr<pump<Stream>> s, Parser& parser) {
+    for (;;) {
+        auto buffered = s->conn.buffered();
+        if (!buffered.empty()) {
+            auto r = parser.feed(buffered);
+            s->conn.consume(r.consumed);
+            if (r.status == http_parse_status::complete) co_return std::error_code{};
+            if (r.status == http_parse_status::failed) co_return r.error;
+        }
+        if (std::error_code ec = co_await read_some(s)) co_return ec;
+    }
+}
+
+/// The handshake timer runs from now (for the reading or writing the handshake does next).
+template <class Stream>
+void handshake_phase(const std::shared_ptr<pump<Stream>>& s) {
+    s->conn.begin_handshake(connection::clock::now());
+    s->arm_timer(s);
+}
+
+/// Writes an HTTP answer that ends the connection (a refusal), then closes the transport.
+template <class Stream>
+asio::awaitable<void> write_and_close(std::shared_ptr<pump<Stream>> s, std::string text) {
+    std::error_code ec;
+    handshake_phase(s);
+    co_await asio::async_write(s->stream, asio::buffer(text), asio::redirect_error(asio::use_awaitable, ec));
+    s->close_transport_now();
+}
+
+/// The handshake succeeded as `r`: the connection opens, and the transport gets its settings.
+template <class Stream>
+void opened(const std::shared_ptr<pump<Stream>>& s, role r, std::string subprotocol,
+            const std::optional<deflate_params>& params) {
+    s->conn.open(r, std::move(subprotocol), params, connection::clock::now());
+    if (s->conn.settings().tcp_nodelay) {
+        auto& sock = s->stream.lowest_layer();
+        if constexpr (requires { sock.set_option(asio::ip::tcp::no_delay(true)); }) {
+            std::error_code ignored;
+            sock.set_option(asio::ip::tcp::no_delay(true), ignored);
+        }
+    }
+    s->arm_timer(s);
+}
+
+/// The first of our subprotocols (in our order of preference) that the client offered.
+inline std::string choose_subprotocol(const options& o, const upgrade_request& up) {
+    for (const auto& mine : o.subprotocols)
+        for (const auto& offered : up.subprotocols)
+            if (mine == offered) return mine;
+    return {};
+}
+
+/// Answers a valid upgrade request with 101 (negotiating the subprotocol and
+/// permessage-deflate), or refuses a bad accept decision with 500.
+template <class Stream>
+asio::awaitable<std::error_code> accept_upgrade(std::shared_ptr<pump<Stream>> s, const upgrade_request& up,
+                                                const accept_decision& d) {
+    const options& o = s->conn.settings();
+    std::string sub = d.subprotocol ? *d.subprotocol : choose_subprotocol(o, up);
+    std::string ext;
+    std::optional<deflate_params> params;
+    if (o.deflate.enabled) params = negotiate_deflate(up.extensions, o.deflate, ext);
+    std::string response;
+    try {
+        response = build_accept_response(up, accept_options{sub, ext, d.extra_fields});
+    } catch (const std::invalid_argument&) {
+        response.clear();
+    }
+    if (response.empty()) {
+        // The application chose a subprotocol that was not offered, or a malformed field.
+        std::string refusal = build_refusal_response(500, "bad accept decision");
+        co_await write_and_close(s, std::move(refusal));
+        co_return error::handshake_failed;
+    }
+    handshake_phase(s);
+    std::error_code ec;
+    co_await asio::async_write(s->stream, asio::buffer(response), asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) {
+        bool timed_out = s->conn.timed_out();
+        s->close_transport_now();
+        co_return timed_out ? make_error_code(error::timeout) : ec;
+    }
+    opened(s, role::server, std::move(sub), params);
+    co_return std::error_code{};
+}
+
+/// Validates `req` and accepts it, or refuses it with the RFC's status.
+template <class Stream>
+asio::awaitable<std::error_code> accept_request(std::shared_ptr<pump<Stream>> s, const http_request& req,
+                                                const accept_decision& d) {
+    upgrade_request up;
+    if (auto ec = validate_upgrade_request(req, up)) {
+        std::string refusal = build_refusal_response(ec);
+        co_await write_and_close(s, std::move(refusal));
+        co_return ec;
+    }
+    co_return co_await accept_upgrade(s, up, d);
+}
+
+/// accept(): read the request, then accept_request().
+template <class Stream>
+asio::awaitable<std::error_code> accept(std::shared_ptr<pump<Stream>> s) {
+    http_request_parser parser(s->conn.settings().http);
+    handshake_phase(s);
+    std::error_code ec = co_await read_head(s, parser);
+    if (ec) {
+        if (parser.status() == http_parse_status::failed) {
+            std::string refusal = build_refusal_response(ec);
+            co_await write_and_close(s, std::move(refusal));
+        }
+        s->close_transport_now();
+        co_return ec;
+    }
+    co_return co_await accept_request(s, parser.get(), accept_decision{});
+}
+
+template <class Stream>
+asio::awaitable<void> accept_or_throw(std::shared_ptr<pump<Stream>> s, const http_request& req,
+                                      std::shared_ptr<accept_decision> d) {
+    throw_if(co_await accept_request(s, req, *d));
+}
+
+} // namespace detail
+
+template <class Stream>
+asio::awaitable<void> websocket<Stream>::accept() {
+    detail::throw_if(co_await detail::accept(s_));
+}
+
+template <class Stream>
+asio::awaitable<void> websocket<Stream>::accept(std::error_code& ec) {
+    ec = co_await detail::accept(s_);
+}
+
+template <class Stream>
+asio::awaitable<http_request> websocket<Stream>::read_request() {
+    std::error_code ec;
+    http_request req = co_await read_request(ec);
+    detail::throw_if(ec);
+    co_return req;
+}
+
+template <class Stream>
+asio::awaitable<http_request> websocket<Stream>::read_request(std::error_code& ec) {
+    auto s = s_;
+    http_request_parser parser(s->conn.settings().http);
+    detail::handshake_phase(s);
+    ec = co_await detail::read_head(s, parser);
+    // The application decides now (routing, authentication): its time is its own.
+    s->conn.pause_handshake();
+    s->arm_timer(s);
+    co_return parser.release();
+}
+
+template <class Stream>
+asio::awaitable<void> websocket<Stream>::accept(const http_request& req, accept_decision d) {
+    return detail::accept_or_throw(s_, req, std::make_shared<accept_decision>(std::move(d)));
+}
+
+template <class Stream>
+asio::awaitable<void> websocket<Stream>::accept(const http_request& req) {
+    return accept(req, accept_decision{});
+}
+
+template <class Stream>
+asio::awaitable<void> websocket<Stream>::accept(const http_request& req, const accept_decision& d,
+                                                std::error_code& ec) {
+    ec = co_await detail::accept_request(s_, req, d);
+}
+
+template <class Stream>
+asio::awaitable<void> websocket<Stream>::accept(const upgrade_request& up, const accept_decision& d,
+                                                std::error_code& ec) {
+    ec = co_await detail::accept_upgrade(s_, up, d);
+}
+
+template <class Stream>
+asio::awaitable<void> websocket<Stream>::refuse(unsigned status, std::string_view body,
+                                                std::span<const http_field> extra_fields) {
+    std::string text = build_refusal_response(status, body, extra_fields);
+    co_await detail::write_and_close(s_, std::move(text));
+}
+
+} // namespace corows

@@ -1,0 +1,85 @@
+// websocket<Stream>::close and start_close: the close handshake of RFC 6455 §7, driven by the
+// read pump (the connection decides what is sent and when it is over).
+#pragma once
+
+#include <corows/detail/awaiting.hpp>
+#include <corows/detail/pump.hpp>
+#include <corows/impl/read.hpp>
+
+#include <asio/awaitable.hpp>
+
+#include <memory>
+#include <string_view>
+#include <system_error>
+
+namespace corows {
+namespace detail {
+
+/// Starts the close handshake if it has not started: queues our close frame and arms the
+/// close timeout.
+template <class Stream>
+std::error_code begin_close(const std::shared_ptr<pump<Stream>>& s, std::uint16_t code, std::string_view reason) {
+    std::error_code ec = s->conn.start_close(code, reason, connection::clock::now());
+    if (!ec) {
+        s->settle(s);
+        s->kick(s);
+    }
+    return ec;
+}
+
+/// close(): our close frame, then whatever reads the peer's answer (a pending read_message,
+/// event mode, or this coroutine itself), until the transport is closed.
+template <class Stream>
+asio::awaitable<std::error_code> close(std::shared_ptr<pump<Stream>> s, std::uint16_t code, std::string_view reason) {
+    if (code != 0 && !is_sendable_close_code(code)) co_return error::bad_close_code;
+    auto state = s->conn.state();
+    if (s->transport_closed || state == connection_state::connecting || state == connection_state::closed)
+        co_return s->conn.close_sent() ? std::error_code{} : make_error_code(error::closed);
+    if (s->conn.close_sent()) {
+        // Someone else is closing: wait for the transport to go.
+        while (!s->transport_closed) {
+            std::error_code waited = co_await wait(s);
+            if (waited) co_return waited;
+        }
+        co_return std::error_code{};
+    }
+    begin_close(s, code, reason);
+    co_await flush_queue(s);
+    if (s->reading) {
+        // The pending reader sees the peer's close and finishes the handshake.
+        while (!s->transport_closed) {
+            std::error_code waited = co_await wait(s);
+            if (waited) co_return waited;
+        }
+    } else {
+        // Read (and drop) what arrives until the peer's close, or the close timeout.
+        message scratch;
+        std::error_code ec;
+        while (co_await read_loop(s, scratch, &ec)) {
+        }
+    }
+    s->close_transport_now();
+    // The close timeout cut the handshake short: close_code() says 1006; close() is done.
+    co_return std::error_code{};
+}
+
+} // namespace detail
+
+template <class Stream>
+asio::awaitable<void> websocket<Stream>::close(std::uint16_t code, std::string_view reason) {
+    detail::throw_if(co_await detail::close(s_, code, reason));
+}
+
+template <class Stream>
+asio::awaitable<void> websocket<Stream>::close(std::uint16_t code, std::string_view reason, std::error_code& ec) {
+    ec = co_await detail::close(s_, code, reason);
+}
+
+template <class Stream>
+std::error_code websocket<Stream>::start_close(std::uint16_t code, std::string_view reason) {
+    if (code != 0 && !is_sendable_close_code(code)) return error::bad_close_code;
+    if (s_->transport_closed) return {};
+    return detail::begin_close(s_, code, reason);
+}
+
+} // namespace corows

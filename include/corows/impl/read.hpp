@@ -1,0 +1,117 @@
+// websocket<Stream>::read_message: the coroutine driver of the read pump.
+#pragma once
+
+#include <corows/detail/awaiting.hpp>
+#include <corows/detail/pump.hpp>
+
+#include <asio/awaitable.hpp>
+#include <asio/post.hpp>
+#include <asio/redirect_error.hpp>
+#include <asio/use_awaitable.hpp>
+
+#include <memory>
+#include <optional>
+#include <system_error>
+
+namespace corows {
+namespace detail {
+
+/// Reads the next message into `m`: runs the pump and waits where it says. Returns true for
+/// a message. Otherwise: with `report`, stores why (error::closed once closed) and returns
+/// false; without, returns false once closed and throws anything else. One coroutine frame
+/// for the whole read, socket wait included: it is what an idle connection holds.
+template <class Stream>
+asio::awaitable<bool> read_loop(std::shared_ptr<pump<Stream>> s, message& m, std::error_code* report) {
+    std::error_code ec;
+    if (s->reading) {
+        ec = error::operation_in_progress;
+    } else {
+        s->reading = true;
+        struct reading_guard {
+            pump<Stream>* s;
+            ~reading_guard() {
+                s->reading = false;
+                s->notify();
+            }
+        } guard{s.get()};
+        for (bool done = false; !done;) {
+            switch (s->advance(s, m, false)) {
+            case pump_step::message:
+                done = true;
+                break;
+            case pump_step::readable:
+                if constexpr (pump<Stream>::waits_without_buffer) {
+                    co_await s->stream.async_wait(asio::socket_base::wait_read,
+                                                  asio::redirect_error(asio::use_awaitable, ec));
+                    if (!ec) {
+                        s->readable();
+                    } else if (ec == asio::error::operation_aborted && !s->transport_closed) {
+                        done = true; // cancelled by the caller: nothing decoded is lost
+                    } else {
+                        s->read_failed(ec);
+                        ec.clear();
+                    }
+                }
+                break;
+            case pump_step::read: {
+                auto space = s->conn.receive_space();
+                std::size_t n = co_await s->stream.async_read_some(asio::buffer(space.data(), space.size()),
+                                                                   asio::redirect_error(asio::use_awaitable, ec));
+                if (s->received(n, ec)) ec.clear();
+                else done = true; // cancelled by the caller
+                break;
+            }
+            case pump_step::room:
+                ec = co_await wait(s);
+                if (ec) done = true;
+                else s->resume();
+                break;
+            case pump_step::yield:
+                co_await asio::post(s->stream.get_executor(), asio::use_awaitable);
+                s->resume();
+                break;
+            case pump_step::ended:
+                ec = co_await transport_gone(s);
+                if (!ec) ec = s->end_report();
+                done = true;
+                break;
+            }
+        }
+    }
+    if (report) {
+        *report = ec;
+        co_return !ec;
+    }
+    if (ec == error::closed) co_return false;
+    throw_if(ec);
+    co_return true;
+}
+
+} // namespace detail
+
+template <class Stream>
+asio::awaitable<std::optional<message>> websocket<Stream>::read_message() {
+    // Assemble in the connection, not in this frame: a cancelled read must not take the
+    // fragments it consumed down with it.
+    auto s = s_;
+    if (!s->assembly) s->assembly = std::make_unique<message>();
+    std::error_code ec;
+    co_await detail::read_loop(s, *s->assembly, &ec);
+    if (ec == error::closed) co_return std::nullopt;
+    detail::throw_if(ec);
+    message m = std::move(*s->assembly);
+    m.own();
+    co_return std::optional<message>(std::move(m));
+}
+
+template <class Stream>
+asio::awaitable<bool> websocket<Stream>::read_message(message& m) {
+    return detail::read_loop(s_, m, nullptr);
+}
+
+template <class Stream>
+asio::awaitable<void> websocket<Stream>::read_message(message& m, std::error_code& ec) {
+    co_await detail::read_loop(s_, m, &ec);
+}
+
+} // namespace corows

@@ -1,0 +1,221 @@
+// websocket<Stream>'s writes: messages (queued, or direct from the caller's memory), prepared
+// messages, pings and pongs, flush.
+#pragma once
+
+#include <corows/detail/awaiting.hpp>
+#include <corows/detail/pump.hpp>
+
+#include <asio/awaitable.hpp>
+#include <asio/redirect_error.hpp>
+#include <asio/use_awaitable.hpp>
+#include <asio/write.hpp>
+
+#include <algorithm>
+#include <array>
+#include <memory>
+#include <span>
+#include <system_error>
+
+namespace corows {
+namespace detail {
+
+/// The common case of a write, without waiting: there is room in the queue. Returns true
+/// when done (`ec` is the outcome); false when write_slow() must wait for room or write
+/// directly.
+template <class Stream>
+bool queue_now(const std::shared_ptr<pump<Stream>>& s, std::span<const std::uint8_t> payload,
+               message_kind kind, bool compress, std::error_code& ec) {
+    if ((ec = s->conn.write_status())) return true;
+    if (s->conn.goes_direct(payload.size(), compress) || !s->conn.has_room()) return false;
+    ec = s->conn.send_message(kind, payload, compress);
+    // A compressor failure failed the connection: its close frame goes out, then the transport.
+    if (ec) s->settle(s);
+    else s->kick(s);
+    return true;
+}
+
+/// A large server message goes out from the caller's memory: header and payload in one
+/// gather write, with any queued control frames sent between its fragments (data frames
+/// wait in write_slow(), and a close frame waits for the last fragment).
+template <class Stream>
+asio::awaitable<std::error_code> write_direct(std::shared_ptr<pump<Stream>> s, std::span<const std::uint8_t> payload,
+                                              message_kind kind) {
+    while (s->writing() || s->conn.has_output()) {
+        s->kick(s);
+        std::error_code waited = co_await wait(s);
+        if (waited) co_return waited;
+        if (auto ec = s->conn.write_status()) co_return ec;
+    }
+    s->begin_direct();
+    std::size_t fs = s->conn.frame_size() ? s->conn.frame_size() : payload.size();
+    opcode op = data_opcode(kind);
+    std::error_code ec;
+    do {
+        auto part = payload.first(std::min(fs, payload.size()));
+        payload = payload.subspan(part.size());
+        std::array<std::uint8_t, max_frame_header_size> head;
+        mask_key key;
+        std::size_t n = s->conn.direct_header(head, op, payload.empty(), part.size(), key);
+        std::array<asio::const_buffer, 2> bufs{asio::buffer(head.data(), n), asio::buffer(part.data(), part.size())};
+        co_await asio::async_write(s->stream, bufs, asio::redirect_error(asio::use_awaitable, ec));
+        op = opcode::continuation;
+        if (!ec && !payload.empty() && s->conn.has_output() && !s->conn.close_sent()) {
+            // Only control frames: data waits for this message (write_slow, send).
+            auto bytes = s->conn.take_output().bytes.data();
+            co_await asio::async_write(s->stream, asio::buffer(bytes.data(), bytes.size()),
+                                       asio::redirect_error(asio::use_awaitable, ec));
+            s->conn.output_written();
+        }
+    } while (!ec && !payload.empty());
+    s->end_direct(s, ec);
+    co_return ec ? s->conn.write_error() : ec;
+}
+
+/// A write that must wait: for room in the queue (back-pressure; a cancelled wait queued
+/// nothing), or for the transport, to write directly.
+template <class Stream>
+asio::awaitable<std::error_code> write_slow(std::shared_ptr<pump<Stream>> s, std::span<const std::uint8_t> payload,
+                                            message_kind kind, bool compress) {
+    if (auto ec = s->conn.write_status()) co_return ec;
+    if (s->conn.goes_direct(payload.size(), compress)) co_return co_await write_direct(s, payload, kind);
+    // Also waits out a direct write: it sends the queue between its fragments, where only
+    // control frames may go.
+    while (!s->conn.has_room()) {
+        s->kick(s);
+        std::error_code waited = co_await wait(s);
+        if (waited) co_return waited;
+        if (auto ec = s->conn.write_status()) co_return ec;
+    }
+    std::error_code ec;
+    queue_now(s, payload, kind, compress, ec);
+    co_return ec;
+}
+
+/// write_message()'s one coroutine (the public overloads only choose how failure is
+/// reported: thrown, or stored in *report). The common case, room in the queue, suspends
+/// nowhere and starts no nested coroutine.
+template <class Stream>
+asio::awaitable<void> write(std::shared_ptr<pump<Stream>> s, std::span<const std::uint8_t> payload,
+                            message_kind kind, bool compress, std::error_code* report) {
+    std::error_code ec;
+    if (!queue_now(s, payload, kind, compress, ec)) ec = co_await write_slow(s, payload, kind, compress);
+    if (report) *report = ec;
+    else throw_if(ec);
+}
+
+/// Queues a control frame: a ping (which the keepalive counts) or an unsolicited pong.
+template <class Stream>
+std::error_code queue_control(const std::shared_ptr<pump<Stream>>& s, opcode op, std::span<const std::uint8_t> payload) {
+    std::error_code ec = op == opcode::ping ? s->conn.send_ping(payload, connection::clock::now())
+                                            : s->conn.send_pong(payload);
+    if (!ec) s->kick(s);
+    return ec;
+}
+
+/// Queues `pm` (the caller checked for room); a compressor failure fails the connection.
+template <class Stream>
+std::error_code queue_prepared(const std::shared_ptr<pump<Stream>>& s, const std::shared_ptr<const prepared_message>& pm) {
+    std::error_code ec = s->conn.send_prepared(pm);
+    if (ec) s->settle(s);
+    else s->kick(s);
+    return ec;
+}
+
+/// Queues a message without waiting, if the queue has room.
+template <class Stream>
+bool send_now(const std::shared_ptr<pump<Stream>>& s, std::span<const std::uint8_t> payload, message_kind kind,
+              bool compress) {
+    if (s->conn.write_status() || !s->conn.has_room()) return false;
+    std::error_code ec = s->conn.send_message(kind, payload, compress);
+    if (ec) s->settle(s);
+    else s->kick(s);
+    return !ec;
+}
+
+} // namespace detail
+
+template <class Stream>
+asio::awaitable<void> websocket<Stream>::write_message(std::span<const std::uint8_t> payload, message_kind kind,
+                                                       bool compress) {
+    return detail::write(s_, payload, kind, compress, nullptr);
+}
+
+template <class Stream>
+asio::awaitable<void> websocket<Stream>::write_message(std::span<const std::uint8_t> payload, message_kind kind,
+                                                       bool compress, std::error_code& ec) {
+    return detail::write(s_, payload, kind, compress, &ec);
+}
+
+template <class Stream>
+asio::awaitable<void> websocket<Stream>::write_message(const message& m) {
+    return detail::write(s_, m.data(), m.kind(), true, nullptr);
+}
+
+template <class Stream>
+asio::awaitable<void> websocket<Stream>::write_message(const message& m, std::error_code& ec) {
+    return detail::write(s_, m.data(), m.kind(), true, &ec);
+}
+
+template <class Stream>
+asio::awaitable<void> websocket<Stream>::write_text(std::string_view text) {
+    return detail::write(s_, as_bytes(text), message_kind::text, true, nullptr);
+}
+
+template <class Stream>
+asio::awaitable<void> websocket<Stream>::write_binary(std::span<const std::uint8_t> data) {
+    return detail::write(s_, data, message_kind::binary, true, nullptr);
+}
+
+template <class Stream>
+bool websocket<Stream>::send(const std::shared_ptr<const prepared_message>& pm) {
+    const auto& s = s_;
+    if (s->conn.write_status() || !s->conn.has_room()) return false;
+    return !detail::queue_prepared(s, pm);
+}
+
+template <class Stream>
+bool websocket<Stream>::send(std::span<const std::uint8_t> payload, message_kind kind, bool compress) {
+    return detail::send_now(s_, payload, kind, compress);
+}
+
+template <class Stream>
+asio::awaitable<void> websocket<Stream>::write_prepared(std::shared_ptr<const prepared_message> pm) {
+    auto s = s_;
+    for (;;) {
+        detail::throw_if(s->conn.write_status());
+        if (s->conn.has_room()) break;
+        s->kick(s);
+        detail::throw_if(co_await detail::wait(s));
+    }
+    detail::throw_if(detail::queue_prepared(s, pm));
+}
+
+template <class Stream>
+asio::awaitable<void> websocket<Stream>::ping(std::span<const std::uint8_t> payload) {
+    detail::throw_if(detail::queue_control(s_, opcode::ping, payload));
+    co_return;
+}
+
+template <class Stream>
+asio::awaitable<void> websocket<Stream>::ping(std::span<const std::uint8_t> payload, std::error_code& ec) {
+    ec = detail::queue_control(s_, opcode::ping, payload);
+    co_return;
+}
+
+template <class Stream>
+asio::awaitable<void> websocket<Stream>::pong(std::span<const std::uint8_t> payload) {
+    detail::throw_if(detail::queue_control(s_, opcode::pong, payload));
+    co_return;
+}
+
+template <class Stream>
+asio::awaitable<void> websocket<Stream>::flush() {
+    detail::throw_if(co_await detail::flush_queue(s_));
+}
+
+template <class Stream>
+asio::awaitable<void> websocket<Stream>::flush(std::error_code& ec) {
+    ec = co_await detail::flush_queue(s_);
+}
+
+} // namespace corows

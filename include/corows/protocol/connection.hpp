@@ -1,0 +1,267 @@
+// corows::connection: the whole protocol state of one WebSocket, sans I/O. Bytes in, events
+// out, frames to send out, and time in: every rule of RFC 6455 §5-7 that is not the frame
+// codec itself (answer pings, echo a close, fail with a code, time out) is decided here.
+#pragma once
+
+#include <corows/byte_buffer.hpp>
+#include <corows/detail/write_queue.hpp>
+#include <corows/error.hpp>
+#include <corows/message.hpp>
+#include <corows/options.hpp>
+#include <corows/prepared_message.hpp>
+#include <corows/protocol/frame.hpp>
+#include <corows/protocol/message_reader.hpp>
+#include <corows/protocol/message_writer.hpp>
+#include <corows/protocol/permessage_deflate.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+namespace corows {
+
+/// Where a connection is in its life.
+enum class connection_state : std::uint8_t {
+    connecting, ///< the opening handshake is not done (handshake_timeout applies)
+    open,       ///< messages flow both ways
+    closing,    ///< a close frame went one way, the other is awaited (close_timeout applies)
+    closed,     ///< the WebSocket is over: send what is queued, then close the transport
+};
+
+/// What connection::next_event() found.
+enum class connection_event : std::uint8_t {
+    need_more, ///< everything received is decoded: read more into receive_space()
+    message,   ///< a data message is in the `message&` passed in
+    ping,      ///< a ping arrived (control_payload()); its pong is queued unless closing
+    pong,      ///< a pong arrived (control_payload())
+    close,     ///< the peer's close frame arrived (peer_code(), peer_reason()); any reply is queued
+    failed,    ///< the peer broke the protocol (error()); our close frame is queued, state() is closed
+    yield,     ///< this turn's budget is spent: let other connections run, then begin_turn()
+};
+
+/// What connection::on_timer() did.
+enum class timer_outcome : std::uint8_t {
+    none,      ///< nothing was due yet: wait until deadline() again
+    ping,      ///< a keepalive ping was queued
+    timed_out, ///< a timeout expired: close the transport now (state() is closed)
+};
+
+/// One WebSocket connection's protocol state, for either role, over any transport.
+///
+/// The driver (websocket<Stream>, or a test with byte arrays) reads into receive_space(),
+/// reports received(), and calls next_event() until need_more; it writes what
+/// take_output() returns and reports output_written(); it calls on_timer() at deadline().
+/// The connection never blocks, allocates only for what it holds, and owns no transport.
+class connection {
+public:
+    using clock = std::chrono::steady_clock;
+
+    /// Wire bytes decoded per turn before next_event() yields, so one peer that keeps its
+    /// socket full cannot hold the thread (see docs/design.md for the measurement).
+    static constexpr std::size_t turn_budget = 64 * 1024;
+    /// Capacity a message's storage or the receive buffer keeps while the connection waits;
+    /// more goes back to the thread's pool (or is freed) after a large message.
+    static constexpr std::size_t idle_capacity = 4 * 1024;
+
+    /// A connection with `opts`, in the connecting state.
+    explicit connection(std::shared_ptr<const options> opts);
+
+    connection(const connection&) = delete;
+    connection& operator=(const connection&) = delete;
+
+    // ------------------------------------------------------------------ state
+
+    /// Where the connection is in its life.
+    connection_state state() const noexcept { return state_; }
+    /// The settings given at construction.
+    const options& settings() const noexcept { return *opts_; }
+    /// The settings, shared.
+    const std::shared_ptr<const options>& shared_settings() const noexcept { return opts_; }
+    /// Our role (meaningful once open()).
+    role local() const noexcept { return writer_.local(); }
+    /// The negotiated subprotocol; empty if none.
+    std::string_view subprotocol() const noexcept { return subprotocol_; }
+    /// The negotiated permessage-deflate parameters, if compression is on.
+    const std::optional<deflate_params>& deflate() const noexcept { return deflate_; }
+
+    // ------------------------------------------------------------------ opening handshake
+
+    /// The handshake starts at `now`: handshake_timeout runs from here.
+    void begin_handshake(clock::time_point now) noexcept;
+    /// The handshake succeeded as `r`: messages flow from now on, compressed as `params` say.
+    void open(role r, std::string subprotocol, const std::optional<deflate_params>& params,
+              clock::time_point now);
+    /// The application decides about a request it read (a custom server's routing or
+    /// authentication): no handshake timeout runs until begin_handshake() again.
+    void pause_handshake() noexcept { timeout_at_ = clock::time_point::max(); }
+    /// The handshake failed or was refused: the connection is closed without a close frame.
+    void abandon(std::error_code why) noexcept;
+
+    // ------------------------------------------------------------------ receiving
+
+    /// Where the next transport read should put its bytes (valid until the next call). It
+    /// starts at 4 KiB and doubles, up to 256 KiB, while reads fill it.
+    std::span<std::uint8_t> receive_space();
+    /// `n` bytes were read into receive_space() at `now`.
+    void received(std::size_t n, clock::time_point now) noexcept;
+    /// Received bytes not yet decoded (the handshake's HTTP parser reads them here).
+    std::span<std::uint8_t> buffered() noexcept { return rbuf_.data().subspan(rpos_); }
+    /// The first `n` of buffered() were used outside next_event() (an HTTP head).
+    void consume(std::size_t n) noexcept { rpos_ += n; }
+    /// Decodes received bytes up to the next event (see connection_event). A message may
+    /// borrow the receive buffer until the next receive_space() call.
+    connection_event next_event(message& m);
+    /// The payload of the last ping or pong event (valid until the next call).
+    std::span<const std::uint8_t> control_payload() const noexcept { return control_; }
+    /// A new turn: the driver waited or yielded since the last one.
+    void begin_turn() noexcept { turn_bytes_ = 0; }
+    /// The transport delivered its end (`why` is error::closed for an orderly end of file):
+    /// without a close frame from the peer, the connection ended abnormally (1006).
+    void receive_closed() noexcept;
+    /// The driver is about to wait for the transport with `m` as the message it reads into
+    /// (or none): buffers that only held consumed bytes go back to a small size or the
+    /// thread's pool, so an idle connection holds what it held before any large message.
+    /// `keep_receive_buffer`: a pending read still writes into it (a TLS stream).
+    void release_idle_buffers(message* m, bool keep_receive_buffer) noexcept;
+    /// The transport is readable: the next receive_space() may take a pooled buffer.
+    void prepare_receive() noexcept;
+
+    // ------------------------------------------------------------------ closing
+
+    /// The peer's close code: 0 while none, 1005 if its close frame had none, 1006 if the
+    /// transport ended (or the close timed out) without one.
+    std::uint16_t peer_code() const noexcept { return peer_code_; }
+    /// The peer's close reason.
+    std::string_view peer_reason() const noexcept { return peer_reason_; }
+    /// True once our close frame is queued.
+    bool close_sent() const noexcept { return close_sent_; }
+    /// True once the peer's close frame arrived.
+    bool close_received() const noexcept { return close_received_; }
+    /// True if a timeout ended the connection or the close handshake.
+    bool timed_out() const noexcept { return timed_out_; }
+    /// Why the connection ended: error::closed after a close handshake or a lost transport,
+    /// error::timeout, or the violation that failed it. Empty while it has not ended.
+    std::error_code error() const noexcept { return error_; }
+    /// Starts the close handshake at `now`: queues our close frame (once; `code` 0 sends
+    /// none, `reason` is cut to 123 bytes) and arms close_timeout. error::bad_close_code for
+    /// a code that may not be sent; nothing happens once a close frame was queued.
+    std::error_code start_close(std::uint16_t code, std::string_view reason, clock::time_point now);
+    /// Fails the connection (RFC 6455 §7.1.7) for `why`: queues a close frame with the code
+    /// close_code_for(why) unless one was sent, and closes.
+    void fail(std::error_code why);
+
+    // ------------------------------------------------------------------ sending
+
+    /// Why a data message cannot be queued now (the first write error, or closed / timeout
+    /// once our close frame is queued or the connection ended); empty if it can.
+    std::error_code write_status() const noexcept;
+    /// A data frame may be queued: the queue is under write_queue_limit and no direct write
+    /// is part-way out.
+    bool has_room() const noexcept { return !direct_ && queued() < opts_->write_queue_limit; }
+    /// Reading should pause: the queue is at write_queue_limit (its peer is not reading
+    /// what we send) and the close handshake has not started.
+    bool reading_paused() const noexcept {
+        return !close_sent_ && queued() >= opts_->write_queue_limit;
+    }
+    /// A message of `size` bytes goes out from the caller's memory (see begin_direct())
+    /// rather than through the queue: a large, uncompressed server message.
+    bool goes_direct(std::size_t size, bool compress) const noexcept;
+    /// Queues a data message (compressed when negotiated, `compress` allows and the size
+    /// reaches the threshold). Errors as write_status(); a compressor failure fails the
+    /// connection (1011) and is returned.
+    std::error_code send_message(message_kind kind, std::span<const std::uint8_t> payload, bool compress);
+    /// Queues a prepared message the cheapest way this connection allows: by reference
+    /// where its bytes are the ones we would send, else encoded. Errors as send_message().
+    std::error_code send_prepared(const std::shared_ptr<const prepared_message>& pm);
+    /// Queues a ping (payload cut to 125 bytes) at `now`. Errors as write_status().
+    std::error_code send_ping(std::span<const std::uint8_t> payload, clock::time_point now);
+    /// Queues an unsolicited pong. Errors as write_status().
+    std::error_code send_pong(std::span<const std::uint8_t> payload);
+
+    /// A direct write begins: data frames wait until end_direct(); control frames may go
+    /// between its frames (take_output() while close_sent() is false).
+    void begin_direct() noexcept { direct_ = true; }
+    /// Writes the header of a directly written frame; returns its length and, for a
+    /// client, the key its payload must be masked with.
+    std::size_t direct_header(std::span<std::uint8_t, max_frame_header_size> out, opcode op, bool fin,
+                              std::uint64_t length, mask_key& key) {
+        return writer_.frame_header_for(out, op, fin, false, length, key);
+    }
+    /// The direct write is over.
+    void end_direct() noexcept { direct_ = false; }
+    /// Frame payload size for fragmentation (0: none).
+    std::size_t frame_size() const noexcept { return writer_.frame_size(); }
+
+    // ------------------------------------------------------------------ output
+
+    /// True if frames wait to be written.
+    bool has_output() const noexcept { return !pending_.empty(); }
+    /// What the transport should write next (everything queued so far, moved out of the
+    /// queue); keep it until output_written().
+    detail::write_queue& take_output() noexcept;
+    /// The last take_output() was written.
+    void output_written() noexcept { inflight_.clear(); }
+    /// Writing failed with `ec`: nothing queued will reach the peer.
+    void write_failed(std::error_code ec) noexcept;
+    /// The first write error; empty if none.
+    std::error_code write_error() const noexcept { return write_error_; }
+    /// Memory held by frames not yet written (queued and in flight; see write_queue).
+    std::size_t queued() const noexcept { return pending_.size() + inflight_.size(); }
+    /// The driver is idle with nothing to write: send buffers go back to the thread's pool.
+    void release_write_buffers() noexcept;
+
+    // ------------------------------------------------------------------ time
+
+    /// When on_timer() must next be called; time_point::max() when no timeout runs.
+    clock::time_point deadline() const noexcept;
+    /// Applies what is due at `now`: a keepalive ping, or a timeout (handshake, idle,
+    /// close). Early calls do nothing.
+    timer_outcome on_timer(clock::time_point now);
+
+private:
+    byte_buffer& out() noexcept;
+    void queue_pong(std::span<const std::uint8_t> payload);
+    void queue_close(std::uint16_t code, std::string_view reason);
+    void peer_closed(const read_result& r);
+    void end(std::error_code why) noexcept;
+    void time_out() noexcept;
+
+    std::shared_ptr<const options> opts_;
+    message_reader reader_;
+    message_writer writer_;
+
+    byte_buffer rbuf_;          // received bytes; [rpos_, size) not yet decoded
+    std::size_t rpos_ = 0;
+    std::size_t read_size_ = 4096; // bytes asked of the next transport read
+    std::size_t turn_bytes_ = 0;   // bytes decoded since begin_turn()
+    std::span<const std::uint8_t> control_;
+
+    detail::write_queue pending_;  // frames queued, not yet taken
+    detail::write_queue inflight_; // frames the transport is writing
+    std::size_t pong_at_ = no_pong; // where in pending_ an unsent pong starts
+    std::size_t pong_size_ = 0;
+    static constexpr std::size_t no_pong = SIZE_MAX;
+
+    std::string subprotocol_;
+    std::optional<deflate_params> deflate_;
+    std::string peer_reason_;
+    std::error_code error_;
+    std::error_code write_error_;
+    clock::time_point last_rx_{};
+    clock::time_point last_ping_{};
+    clock::time_point timeout_at_ = clock::time_point::max(); // handshake or close deadline
+    std::uint16_t peer_code_ = 0;
+    connection_state state_ = connection_state::connecting;
+    bool close_sent_ = false;
+    bool close_received_ = false;
+    bool timed_out_ = false;
+    bool direct_ = false;
+};
+
+} // namespace corows

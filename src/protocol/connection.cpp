@@ -1,0 +1,318 @@
+#include <corows/detail/buffer_pool.hpp>
+#include <corows/message.hpp>
+#include <corows/protocol/connection.hpp>
+
+#include <algorithm>
+
+namespace corows {
+namespace {
+
+// Largest transport read: reads start at 4 KiB (idle connections stay cheap) and double while
+// they fill the space, so a large message costs few reads.
+constexpr std::size_t max_read_size = 256 * 1024;
+
+} // namespace
+
+connection::connection(std::shared_ptr<const options> opts)
+    : opts_(std::move(opts)),
+      reader_(reader_config{role::server, opts_->max_message_size}),
+      writer_(writer_config{role::server, opts_->frame_size}) {}
+
+// ---------------------------------------------------------------------- opening handshake
+
+void connection::begin_handshake(clock::time_point now) noexcept {
+    auto t = opts_->handshake_timeout;
+    timeout_at_ = t.count() > 0 ? now + t : clock::time_point::max();
+}
+
+void connection::open(role r, std::string subprotocol, const std::optional<deflate_params>& params,
+                      clock::time_point now) {
+    reader_ = message_reader(reader_config{r, opts_->max_message_size});
+    writer_ = message_writer(writer_config{r, opts_->frame_size});
+    if (params) {
+        deflate_config cfg = make_deflate_config(*params, r, opts_->deflate);
+        reader_.enable_deflate(cfg.receive);
+        writer_.enable_deflate(cfg);
+    }
+    subprotocol_ = std::move(subprotocol);
+    deflate_ = params;
+    state_ = connection_state::open;
+    last_rx_ = now;
+    timeout_at_ = clock::time_point::max();
+}
+
+void connection::abandon(std::error_code why) noexcept { end(why); }
+
+// ---------------------------------------------------------------------- receiving
+
+std::span<std::uint8_t> connection::receive_space() {
+    // The undecoded tail moves to the front once per read, not once per frame.
+    if (rpos_ == rbuf_.size()) {
+        rbuf_.clear();
+        if (rbuf_.capacity() > 2 * max_read_size) rbuf_ = byte_buffer{};
+    } else if (rpos_ > 0) {
+        rbuf_.consume(rpos_);
+    }
+    rpos_ = 0;
+    if (rbuf_.capacity() == 0) detail::buffer_pool::reads().take(rbuf_);
+    return rbuf_.prepare(read_size_);
+}
+
+void connection::received(std::size_t n, clock::time_point now) noexcept {
+    // A read that filled all the space it was offered asks for twice as much next time.
+    if (n >= rbuf_.capacity() - rbuf_.size() && read_size_ < max_read_size) read_size_ *= 2;
+    rbuf_.commit(n);
+    if (n) last_rx_ = now;
+}
+
+connection_event connection::next_event(message& m) {
+    for (;;) {
+        if (turn_bytes_ >= turn_budget) return connection_event::yield;
+        if (rpos_ == rbuf_.size()) return connection_event::need_more;
+        if (close_received_ || state_ == connection_state::closed || state_ == connection_state::connecting) {
+            // Nothing after the peer's close frame means anything (RFC 6455 §5.5.1).
+            rpos_ = rbuf_.size();
+            return connection_event::need_more;
+        }
+        std::size_t before = rpos_;
+        read_result r = reader_.read(rbuf_.data(), rpos_, m);
+        turn_bytes_ += rpos_ - before;
+        switch (r.event) {
+        case read_event::need_more:
+            return connection_event::need_more;
+        case read_event::progress:
+            continue;
+        case read_event::message:
+            return connection_event::message;
+        case read_event::ping:
+            control_ = r.payload;
+            if (!close_sent_) queue_pong(r.payload);
+            return connection_event::ping;
+        case read_event::pong:
+            control_ = r.payload;
+            return connection_event::pong;
+        case read_event::close:
+            peer_closed(r);
+            return connection_event::close;
+        case read_event::failed:
+            fail(r.ec);
+            return connection_event::failed;
+        }
+    }
+}
+
+void connection::receive_closed() noexcept {
+    if (state_ != connection_state::connecting && !close_received_)
+        peer_code_ = static_cast<std::uint16_t>(close_code::abnormal);
+    end(error::closed);
+}
+
+void connection::release_idle_buffers(message* m, bool keep_receive_buffer) noexcept {
+    if (!keep_receive_buffer && rpos_ == rbuf_.size()) {
+        rbuf_.clear();
+        rpos_ = 0;
+        detail::buffer_pool::reads().give(rbuf_);
+    }
+    if (m && !reader_.in_message()) detail::message_access::release(*m, idle_capacity);
+}
+
+// ---------------------------------------------------------------------- closing
+
+void connection::peer_closed(const read_result& r) {
+    close_received_ = true;
+    peer_code_ = r.code;
+    peer_reason_.assign(r.reason);
+    if (!close_sent_) {
+        // Echo the peer's code (RFC 6455 §5.5.1); a close without a code gets none.
+        bool has_code = r.code != static_cast<std::uint16_t>(close_code::no_status);
+        queue_close(has_code ? r.code : 0, {});
+    }
+    // Both close frames are known. The server closes TCP first (§7.1.1); the client waits
+    // for that, within the close timeout.
+    auto t = opts_->close_timeout;
+    timeout_at_ = t.count() > 0 ? last_rx_ + t : clock::time_point::max();
+    if (local() == role::server) end(error::closed);
+    else state_ = connection_state::closing;
+}
+
+std::error_code connection::start_close(std::uint16_t code, std::string_view reason, clock::time_point now) {
+    if (code != 0 && !is_sendable_close_code(code)) return error::bad_close_code;
+    if (state_ != connection_state::open || close_sent_) return {};
+    queue_close(code, reason);
+    state_ = connection_state::closing;
+    auto t = opts_->close_timeout;
+    timeout_at_ = t.count() > 0 ? now + t : clock::time_point::max();
+    return {};
+}
+
+void connection::fail(std::error_code why) {
+    if (state_ == connection_state::connecting) {
+        end(why);
+        return;
+    }
+    if (!close_sent_ && state_ != connection_state::closed)
+        queue_close(static_cast<std::uint16_t>(close_code_for(why)), why.message());
+    // The close frame gets close_timeout to leave; nothing is awaited from the peer.
+    auto t = opts_->close_timeout;
+    if (state_ == connection_state::open) timeout_at_ = t.count() > 0 ? last_rx_ + t : clock::time_point::max();
+    end(why);
+}
+
+void connection::end(std::error_code why) noexcept {
+    state_ = connection_state::closed;
+    if (!error_) error_ = why;
+}
+
+void connection::queue_close(std::uint16_t code, std::string_view reason) {
+    close_sent_ = true;
+    writer_.append_close(out(), code, reason);
+}
+
+// ---------------------------------------------------------------------- sending
+
+std::error_code connection::write_status() const noexcept {
+    if (write_error_) return write_error_;
+    if (state_ != connection_state::open || close_sent_)
+        return timed_out_ ? make_error_code(error::timeout) : make_error_code(error::closed);
+    return {};
+}
+
+bool connection::goes_direct(std::size_t size, bool compress) const noexcept {
+    return local() == role::server && size >= opts_->direct_write_threshold && !writer_.would_compress(size, compress);
+}
+
+std::error_code connection::send_message(message_kind kind, std::span<const std::uint8_t> payload, bool compress) {
+    if (auto ec = write_status()) return ec;
+    if (auto ec = writer_.append_message(out(), kind, payload, compress)) {
+        fail(ec);
+        return ec;
+    }
+    return {};
+}
+
+std::error_code connection::send_prepared(const std::shared_ptr<const prepared_message>& pm) {
+    if (auto ec = write_status()) return ec;
+    auto payload = pm->payload();
+    bool fragments = writer_.frame_size() != 0 && payload.size() > writer_.frame_size();
+    bool compress = writer_.would_compress(payload.size(), true);
+    const deflate_config& d = writer_.deflate_settings();
+    // Without context takeover every connection's compressed bytes are the same.
+    bool once = compress && d.send.no_context_takeover && !fragments;
+    std::span<const std::uint8_t> ready;
+    if (local() == role::client) {
+        // A client masks every frame with a fresh key, so it copies, but compresses once.
+        ready = once ? pm->deflated_payload(d.send.window_bits) : std::span<const std::uint8_t>{};
+        if (!ready.empty()) writer_.append_frame(out(), data_opcode(pm->kind()), true, true, ready);
+    } else {
+        ready = !compress && !fragments ? pm->frame()
+                : once                  ? pm->deflated_frame(d.send.window_bits)
+                                        : std::span<const std::uint8_t>{};
+        if (!ready.empty()) {
+            out(); // the shared frame's position needs the queue's buffer
+            pending_.add_shared(ready, pm);
+        }
+    }
+    if (ready.empty()) {
+        if (auto ec = writer_.append_message(out(), pm->kind(), payload, true)) {
+            fail(ec);
+            return ec;
+        }
+    }
+    return {};
+}
+
+std::error_code connection::send_ping(std::span<const std::uint8_t> payload, clock::time_point now) {
+    if (auto ec = write_status()) return ec;
+    writer_.append_control(out(), opcode::ping, payload);
+    last_ping_ = now;
+    return {};
+}
+
+std::error_code connection::send_pong(std::span<const std::uint8_t> payload) {
+    if (auto ec = write_status()) return ec;
+    writer_.append_control(out(), opcode::pong, payload);
+    return {};
+}
+
+void connection::queue_pong(std::span<const std::uint8_t> payload) {
+    // RFC 6455 §5.5.3: only the latest of several unanswered pings needs its pong. A pong
+    // still last in the queue is replaced, so a flood of pings queues one pong, not one each.
+    auto& bytes = pending_.bytes;
+    if (pong_at_ != no_pong && pong_at_ + pong_size_ == bytes.size() &&
+        (pending_.shared.empty() || pending_.shared.back().at <= pong_at_))
+        bytes.truncate(pong_at_);
+    byte_buffer& o = out();
+    pong_at_ = o.size();
+    writer_.append_control(o, opcode::pong, payload);
+    pong_size_ = o.size() - pong_at_;
+}
+
+// ---------------------------------------------------------------------- output
+
+byte_buffer& connection::out() noexcept {
+    if (pending_.bytes.capacity() == 0) detail::buffer_pool::writes().take(pending_.bytes);
+    return pending_.bytes;
+}
+
+detail::write_queue& connection::take_output() noexcept {
+    std::swap(pending_, inflight_);
+    pong_at_ = no_pong;
+    return inflight_;
+}
+
+void connection::write_failed(std::error_code ec) noexcept {
+    if (!write_error_) write_error_ = ec;
+    pending_.clear();
+    inflight_.clear();
+    pong_at_ = no_pong;
+}
+
+void connection::release_write_buffers() noexcept {
+    // A buffer that grew past what the pool takes (a queue that filled under back-pressure)
+    // stays: freeing it would make a sender that keeps the queue full regrow it each time.
+    for (byte_buffer* b : {&pending_.bytes, &inflight_.bytes})
+        if (b->empty() && detail::buffer_pool::poolable(b->capacity())) detail::buffer_pool::writes().give(*b);
+}
+
+// ---------------------------------------------------------------------- time
+
+connection::clock::time_point connection::deadline() const noexcept {
+    if (state_ != connection_state::open) return timeout_at_;
+    auto d = clock::time_point::max();
+    auto idle = opts_->idle_timeout;
+    auto ping = opts_->ping_interval;
+    if (idle.count() > 0) d = std::min(d, last_rx_ + idle);
+    if (ping.count() > 0 && !close_sent_) d = std::min(d, std::max(last_rx_, last_ping_) + ping);
+    return d;
+}
+
+timer_outcome connection::on_timer(clock::time_point now) {
+    if (now < deadline()) return timer_outcome::none;
+    if (state_ == connection_state::open) {
+        auto idle = opts_->idle_timeout;
+        if (idle.count() <= 0 || now - last_rx_ < idle) {
+            // Only the keepalive was due: any byte received counts as life, and a ping asks
+            // a quiet peer for some.
+            writer_.append_control(out(), opcode::ping, {});
+            last_ping_ = now;
+            return timer_outcome::ping;
+        }
+    }
+    time_out();
+    return timer_outcome::timed_out;
+}
+
+void connection::time_out() noexcept {
+    timeout_at_ = clock::time_point::max();
+    if (close_sent_ && close_received_) {
+        // The close handshake is complete; only the end of the transport was awaited.
+        end(error::closed);
+        return;
+    }
+    timed_out_ = true;
+    if (state_ != connection_state::connecting && !close_received_)
+        peer_code_ = static_cast<std::uint16_t>(close_code::abnormal);
+    end(error::timeout);
+}
+
+} // namespace corows

@@ -1,0 +1,546 @@
+// corows::connection driven with byte arrays: every rule a connection decides (pongs, close
+// echoes, failure codes, timeouts, back-pressure, fairness, what it charges and keeps).
+#include <corows/message.hpp>
+#include <corows/protocol/connection.hpp>
+#include <corows/protocol/frame.hpp>
+
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace {
+
+using bytes = std::vector<std::uint8_t>;
+using corows::connection_event;
+using corows::connection_state;
+using corows::role;
+using clock_type = corows::connection::clock;
+using std::chrono::milliseconds;
+
+const clock_type::time_point t0 = clock_type::time_point{} + std::chrono::hours(1);
+
+bytes str(std::string_view s) { return bytes(s.begin(), s.end()); }
+
+bytes cat(std::initializer_list<bytes> parts) {
+    bytes out;
+    for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
+    return out;
+}
+
+// One frame as a client sends it (masked with a fixed key) or a server sends it.
+bytes frame(std::uint8_t b0, const bytes& payload, bool masked = true) {
+    corows::frame_header h;
+    h.fin = (b0 & 0x80) != 0;
+    h.rsv1 = (b0 & 0x40) != 0;
+    h.op = static_cast<corows::opcode>(b0 & 0x0F);
+    h.payload_length = payload.size();
+    h.masked = masked;
+    h.key = {0x37, 0xfa, 0x21, 0x3d};
+    std::array<std::uint8_t, corows::max_frame_header_size> head{};
+    std::size_t n = corows::encode_frame_header(h, head);
+    bytes out(head.begin(), head.begin() + static_cast<long>(n));
+    for (std::size_t i = 0; i < payload.size(); ++i)
+        out.push_back(static_cast<std::uint8_t>(payload[i] ^ (masked ? h.key[i % 4] : 0)));
+    return out;
+}
+
+bytes close_payload(std::uint16_t code, std::string_view reason = {}) {
+    bytes p(2 + reason.size());
+    p[0] = static_cast<std::uint8_t>(code >> 8);
+    p[1] = static_cast<std::uint8_t>(code);
+    std::copy(reason.begin(), reason.end(), p.begin() + 2);
+    return p;
+}
+
+std::shared_ptr<const corows::options> settings(corows::options o = {}) {
+    return std::make_shared<const corows::options>(std::move(o));
+}
+
+// An open connection in `r` at t0.
+std::unique_ptr<corows::connection> open_connection(role r, corows::options o = {},
+                                            std::optional<corows::deflate_params> params = std::nullopt) {
+    auto c = std::make_unique<corows::connection>(settings(std::move(o)));
+    c->open(r, "", params, t0);
+    return c;
+}
+
+// Puts `wire` in the connection's receive buffer, as transport reads would, at `now`.
+void receive(corows::connection& c, const bytes& wire, clock_type::time_point now = t0) {
+    std::size_t off = 0;
+    while (off < wire.size()) {
+        auto space = c.receive_space();
+        std::size_t n = std::min(space.size(), wire.size() - off);
+        std::copy_n(wire.begin() + static_cast<long>(off), n, space.begin());
+        c.received(n, now);
+        off += n;
+    }
+}
+
+// Decodes until need_more, naming each event; a yield just starts a new turn.
+std::vector<std::string> events(corows::connection& c, corows::message& m) {
+    std::vector<std::string> out;
+    for (;;) {
+        switch (c.next_event(m)) {
+        case connection_event::need_more: return out;
+        case connection_event::message: out.push_back((m.is_text() ? "text:" : "binary:") + m.str()); break;
+        case connection_event::ping: out.push_back("ping:" + std::string(c.control_payload().begin(), c.control_payload().end())); break;
+        case connection_event::pong: out.push_back("pong:" + std::string(c.control_payload().begin(), c.control_payload().end())); break;
+        case connection_event::close: out.push_back("close:" + std::to_string(c.peer_code())); break;
+        case connection_event::failed: out.push_back("failed:" + c.error().message()); break;
+        case connection_event::yield: c.begin_turn(); break;
+        }
+    }
+}
+
+std::vector<std::string> events(corows::connection& c) {
+    corows::message m;
+    return events(c, m);
+}
+
+// Everything the connection asks to send, in order, as the transport would write it.
+bytes output(corows::connection& c) {
+    bytes out;
+    if (!c.has_output()) return out;
+    auto& q = c.take_output();
+    auto b = q.bytes.data();
+    std::size_t pos = 0;
+    for (const auto& f : q.shared) {
+        out.insert(out.end(), b.begin() + static_cast<long>(pos), b.begin() + static_cast<long>(f.at));
+        out.insert(out.end(), f.frame.begin(), f.frame.end());
+        pos = f.at;
+    }
+    out.insert(out.end(), b.begin() + static_cast<long>(pos), b.end());
+    c.output_written();
+    return out;
+}
+
+std::string fail(corows::error e) { return "failed:" + make_error_code(e).message(); }
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(connection)
+
+BOOST_AUTO_TEST_CASE(a_ping_gets_a_pong_with_its_payload_rfc_6455_5_7) {
+    auto c = open_connection(role::server);
+    receive(*c, frame(0x89, str("Hello")));
+    BOOST_TEST(events(*c) == (std::vector<std::string>{"ping:Hello"}));
+    // The unmasked pong of RFC 6455 §5.7.
+    BOOST_TEST(output(*c) == (bytes{0x8a, 0x05, 0x48, 0x65, 0x6c, 0x6c, 0x6f}));
+    BOOST_TEST((c->state() == connection_state::open));
+}
+
+BOOST_AUTO_TEST_CASE(a_client_masks_its_pong) {
+    auto c = open_connection(role::client);
+    receive(*c, frame(0x89, str("Hi"), false));
+    BOOST_TEST(events(*c) == (std::vector<std::string>{"ping:Hi"}));
+    bytes out = output(*c);
+    BOOST_REQUIRE(out.size() == 8u);
+    BOOST_TEST(out[0] == 0x8a);
+    BOOST_TEST(out[1] == 0x82);
+    BOOST_TEST((out[6] ^ out[2]) == 'H');
+    BOOST_TEST((out[7] ^ out[3]) == 'i');
+}
+
+BOOST_AUTO_TEST_CASE(a_flood_of_pings_queues_one_pong_for_the_latest) {
+    auto c = open_connection(role::server);
+    bytes wire;
+    for (int i = 0; i < 1000; ++i) {
+        auto f = frame(0x89, str("p" + std::to_string(i)));
+        wire.insert(wire.end(), f.begin(), f.end());
+    }
+    receive(*c, wire);
+    auto ev = events(*c);
+    BOOST_TEST(std::count(ev.begin(), ev.end(), "ping:p999") == 1);
+    BOOST_TEST(c->queued() == 6u);
+    BOOST_TEST(output(*c) == cat({bytes{0x8a, 0x04}, str("p999")}));
+
+    // A pong that is no longer last in the queue stays: the data after it keeps its place.
+    receive(*c, frame(0x89, str("a")));
+    events(*c);
+    BOOST_REQUIRE(!c->send_message(corows::message_kind::text, str("x"), false));
+    receive(*c, frame(0x89, str("b")));
+    events(*c);
+    BOOST_TEST(output(*c) == cat({frame(0x8a, str("a"), false), frame(0x81, str("x"), false),
+                                  frame(0x8a, str("b"), false)}));
+}
+
+BOOST_AUTO_TEST_CASE(a_pong_before_a_shared_frame_is_not_replaced_past_it) {
+    auto c = open_connection(role::server);
+    receive(*c, frame(0x89, str("a")));
+    events(*c);
+    auto pm = corows::prepared_message::make(str("shared"), corows::message_kind::text);
+    BOOST_REQUIRE(!c->send_prepared(pm));
+    receive(*c, frame(0x89, str("b")));
+    events(*c);
+    BOOST_TEST(output(*c) == cat({frame(0x8a, str("a"), false), frame(0x81, str("shared"), false),
+                                  frame(0x8a, str("b"), false)}));
+}
+
+BOOST_AUTO_TEST_CASE(a_close_with_a_code_is_echoed_and_a_server_is_done) {
+    auto c = open_connection(role::server);
+    receive(*c, frame(0x88, close_payload(1001, "bye")));
+    BOOST_TEST(events(*c) == (std::vector<std::string>{"close:1001"}));
+    BOOST_TEST(c->peer_code() == 1001);
+    BOOST_TEST(c->peer_reason() == "bye");
+    BOOST_TEST(output(*c) == (bytes{0x88, 0x02, 0x03, 0xe9}));
+    BOOST_TEST((c->state() == connection_state::closed));
+    BOOST_TEST(c->error() == make_error_code(corows::error::closed));
+    BOOST_TEST(!c->timed_out());
+}
+
+BOOST_AUTO_TEST_CASE(a_close_without_a_code_gets_an_empty_close) {
+    auto c = open_connection(role::server);
+    receive(*c, frame(0x88, {}));
+    BOOST_TEST(events(*c) == (std::vector<std::string>{"close:1005"}));
+    BOOST_TEST(output(*c) == (bytes{0x88, 0x00}));
+}
+
+BOOST_AUTO_TEST_CASE(a_client_waits_for_the_server_to_close_tcp) {
+    corows::options o;
+    o.close_timeout = milliseconds(300);
+    auto c = open_connection(role::client, o);
+    receive(*c, frame(0x88, close_payload(1000), false), t0 + milliseconds(10));
+    BOOST_TEST(events(*c) == (std::vector<std::string>{"close:1000"}));
+    BOOST_TEST((c->state() == connection_state::closing));
+    BOOST_TEST(output(*c).size() == 8u); // 88 82, key, masked code
+    BOOST_TEST((c->deadline() == t0 + milliseconds(310)));
+    // Bytes after the close frame mean nothing.
+    receive(*c, frame(0x81, str("late"), false));
+    BOOST_TEST(events(*c).empty());
+    c->receive_closed();
+    BOOST_TEST((c->state() == connection_state::closed));
+    BOOST_TEST(c->peer_code() == 1000);
+    BOOST_TEST(c->error() == make_error_code(corows::error::closed));
+}
+
+BOOST_AUTO_TEST_CASE(a_server_that_keeps_tcp_open_is_given_up_on_without_an_error) {
+    corows::options o;
+    o.close_timeout = milliseconds(300);
+    auto c = open_connection(role::client, o);
+    receive(*c, frame(0x88, close_payload(1000), false));
+    events(*c);
+    BOOST_TEST((c->on_timer(t0 + milliseconds(299)) == corows::timer_outcome::none));
+    BOOST_TEST((c->on_timer(t0 + milliseconds(300)) == corows::timer_outcome::timed_out));
+    BOOST_TEST((c->state() == connection_state::closed));
+    BOOST_TEST(c->peer_code() == 1000);
+    BOOST_TEST(c->error() == make_error_code(corows::error::closed));
+    BOOST_TEST(!c->timed_out());
+}
+
+BOOST_AUTO_TEST_CASE(violations_fail_with_the_rfc_codes) {
+    struct violation {
+        bytes wire;
+        corows::error error;
+        std::uint16_t code;
+    };
+    corows::options small;
+    small.max_message_size = 10;
+    const violation cases[] = {
+        {frame(0x81, str("unmasked"), false), corows::error::mask_required, 1002},
+        {frame(0x83, str("x")), corows::error::reserved_opcode, 1002},
+        {frame(0xC1, str("x")), corows::error::reserved_bits, 1002},
+        {frame(0x80, str("x")), corows::error::bad_continuation, 1002},
+        {cat({frame(0x01, str("a")), frame(0x81, str("b"))}), corows::error::expected_continuation, 1002},
+        {frame(0x09, str("x")), corows::error::fragmented_control, 1002},
+        {frame(0x81, bytes{0xc3, 0x28}), corows::error::invalid_utf8, 1007},
+        {frame(0x88, close_payload(1005)), corows::error::bad_close_code, 1002},
+        {frame(0x88, bytes{0x03}), corows::error::bad_close_payload, 1002},
+        {frame(0x88, cat({close_payload(1000), bytes{0xff}})), corows::error::invalid_utf8, 1007},
+        {frame(0x82, bytes(11, 0)), corows::error::message_too_big, 1009},
+    };
+    for (const auto& v : cases) {
+        auto c = open_connection(role::server, small);
+        receive(*c, v.wire);
+        auto ev = events(*c);
+        BOOST_REQUIRE(!ev.empty());
+        BOOST_TEST(ev.back() == fail(v.error));
+        BOOST_TEST((c->state() == connection_state::closed));
+        BOOST_TEST(c->error() == make_error_code(v.error));
+        bytes out = output(*c);
+        // Our close frame: the code, then the violation's message as the reason.
+        BOOST_REQUIRE(out.size() >= 4u);
+        BOOST_TEST(out[0] == 0x88);
+        BOOST_TEST((out[2] << 8 | out[3]) == v.code);
+        std::string reason(out.begin() + 4, out.end());
+        BOOST_TEST(reason == make_error_code(v.error).message().substr(0, 123));
+        // Nothing more is decoded, sent, or accepted.
+        receive(*c, frame(0x89, str("ping")));
+        BOOST_TEST(events(*c).empty());
+        BOOST_TEST(!c->has_output());
+        BOOST_TEST(c->send_message(corows::message_kind::text, str("x"), false) ==
+                   make_error_code(corows::error::closed));
+    }
+}
+
+BOOST_AUTO_TEST_CASE(our_close_then_messages_in_flight_then_the_answer) {
+    auto c = open_connection(role::server);
+    BOOST_TEST(c->start_close(1000, "done", t0) == std::error_code{});
+    BOOST_TEST(output(*c) == cat({bytes{0x88, 0x06, 0x03, 0xe8}, str("done")}));
+    BOOST_TEST((c->state() == connection_state::closing));
+    BOOST_TEST(c->close_sent());
+    // Nothing more may be sent: not a message, not a pong, not a second close.
+    BOOST_TEST(c->send_message(corows::message_kind::text, str("x"), false) == make_error_code(corows::error::closed));
+    BOOST_TEST(c->start_close(1001, "", t0) == std::error_code{});
+    receive(*c, cat({frame(0x81, str("in flight")), frame(0x89, str("p")), frame(0x88, close_payload(1000))}));
+    BOOST_TEST(events(*c) == (std::vector<std::string>{"text:in flight", "ping:p", "close:1000"}));
+    BOOST_TEST(!c->has_output());
+    BOOST_TEST((c->state() == connection_state::closed));
+    BOOST_TEST(c->error() == make_error_code(corows::error::closed));
+}
+
+BOOST_AUTO_TEST_CASE(unsendable_close_codes_are_refused) {
+    auto c = open_connection(role::server);
+    for (std::uint16_t code : {999, 1004, 1005, 1006, 1015, 2999, 5000})
+        BOOST_TEST(c->start_close(code, "", t0) == make_error_code(corows::error::bad_close_code));
+    BOOST_TEST(!c->has_output());
+    BOOST_TEST(c->start_close(0, "", t0) == std::error_code{});
+    BOOST_TEST(output(*c) == (bytes{0x88, 0x00}));
+}
+
+BOOST_AUTO_TEST_CASE(a_long_close_reason_is_cut_at_a_character_boundary) {
+    auto c = open_connection(role::server);
+    std::string reason;
+    for (int i = 0; i < 100; ++i) reason += "\xc3\xa9"; // é, two bytes each
+    BOOST_REQUIRE(!c->start_close(1000, reason, t0));
+    bytes out = output(*c);
+    BOOST_TEST(out[1] == 2 + 122); // 61 whole characters fit in 123 bytes
+}
+
+BOOST_AUTO_TEST_CASE(a_dropped_transport_is_1006) {
+    auto c = open_connection(role::server);
+    c->receive_closed();
+    BOOST_TEST(c->peer_code() == 1006);
+    BOOST_TEST((c->state() == connection_state::closed));
+    BOOST_TEST(c->error() == make_error_code(corows::error::closed));
+    BOOST_TEST(!c->has_output());
+}
+
+BOOST_AUTO_TEST_CASE(handshake_timeout) {
+    corows::options o;
+    o.handshake_timeout = milliseconds(500);
+    corows::connection c(settings(o));
+    BOOST_TEST((c.state() == connection_state::connecting));
+    BOOST_TEST((c.deadline() == clock_type::time_point::max()));
+    c.begin_handshake(t0);
+    BOOST_TEST((c.deadline() == t0 + milliseconds(500)));
+    BOOST_TEST((c.on_timer(t0 + milliseconds(499)) == corows::timer_outcome::none));
+    c.pause_handshake();
+    BOOST_TEST((c.deadline() == clock_type::time_point::max()));
+    c.begin_handshake(t0 + milliseconds(100));
+    BOOST_TEST((c.on_timer(t0 + milliseconds(600)) == corows::timer_outcome::timed_out));
+    BOOST_TEST(c.error() == make_error_code(corows::error::timeout));
+    BOOST_TEST(c.peer_code() == 0);
+    BOOST_TEST(c.write_status() == make_error_code(corows::error::timeout));
+}
+
+BOOST_AUTO_TEST_CASE(traffic_moves_the_idle_timeout) {
+    corows::options o;
+    o.idle_timeout = milliseconds(100);
+    auto c = open_connection(role::server, o);
+    BOOST_TEST((c->deadline() == t0 + milliseconds(100)));
+    receive(*c, frame(0x81, str("x")), t0 + milliseconds(50));
+    events(*c);
+    BOOST_TEST((c->on_timer(t0 + milliseconds(100)) == corows::timer_outcome::none));
+    BOOST_TEST((c->deadline() == t0 + milliseconds(150)));
+    BOOST_TEST((c->on_timer(t0 + milliseconds(150)) == corows::timer_outcome::timed_out));
+    BOOST_TEST((c->state() == connection_state::closed));
+    BOOST_TEST(c->timed_out());
+    BOOST_TEST(c->peer_code() == 1006);
+    BOOST_TEST(!c->has_output()); // no close frame: the peer is not listening
+}
+
+BOOST_AUTO_TEST_CASE(keepalive_pings_a_quiet_peer_then_the_idle_timeout_ends_it) {
+    corows::options o;
+    o.ping_interval = milliseconds(100);
+    o.idle_timeout = milliseconds(250);
+    auto c = open_connection(role::server, o);
+    BOOST_TEST((c->deadline() == t0 + milliseconds(100)));
+    BOOST_TEST((c->on_timer(t0 + milliseconds(100)) == corows::timer_outcome::ping));
+    BOOST_TEST(output(*c) == (bytes{0x89, 0x00}));
+    BOOST_TEST((c->deadline() == t0 + milliseconds(200)));
+    BOOST_TEST((c->on_timer(t0 + milliseconds(200)) == corows::timer_outcome::ping));
+    BOOST_TEST((c->deadline() == t0 + milliseconds(250)));
+    BOOST_TEST((c->on_timer(t0 + milliseconds(250)) == corows::timer_outcome::timed_out));
+    BOOST_TEST(c->error() == make_error_code(corows::error::timeout));
+}
+
+BOOST_AUTO_TEST_CASE(the_close_timeout_ends_an_unanswered_close) {
+    corows::options o;
+    o.close_timeout = milliseconds(300);
+    o.ping_interval = milliseconds(100);
+    auto c = open_connection(role::server, o);
+    BOOST_REQUIRE(!c->start_close(1000, "", t0 + milliseconds(50)));
+    // No keepalive once closing: only the close timeout runs.
+    BOOST_TEST((c->deadline() == t0 + milliseconds(350)));
+    BOOST_TEST((c->on_timer(t0 + milliseconds(350)) == corows::timer_outcome::timed_out));
+    BOOST_TEST(c->timed_out());
+    BOOST_TEST(c->peer_code() == 1006);
+}
+
+BOOST_AUTO_TEST_CASE(a_turn_ends_after_the_budget_however_small_the_frames) {
+    // Empty continuation frames of one endless message, and pings: neither yields a message,
+    // yet a turn must end.
+    for (std::uint8_t filler : {std::uint8_t{0x00}, std::uint8_t{0x89}}) {
+        auto c = open_connection(role::server);
+        bytes wire = frame(0x01, {});
+        bytes one = frame(filler, {});
+        while (wire.size() < 3 * corows::connection::turn_budget) wire.insert(wire.end(), one.begin(), one.end());
+        receive(*c, wire);
+        corows::message m;
+        std::size_t turns = 0, events_in_turn = 0, most = 0;
+        for (;;) {
+            auto e = c->next_event(m);
+            if (e == connection_event::need_more) break;
+            BOOST_REQUIRE((e == connection_event::yield || e == connection_event::ping));
+            if (e == connection_event::yield) {
+                ++turns;
+                most = std::max(most, events_in_turn);
+                events_in_turn = 0;
+                c->begin_turn();
+            } else {
+                ++events_in_turn;
+            }
+        }
+        BOOST_TEST(turns >= 2u);
+        BOOST_TEST(turns <= 4u);
+        if (filler == 0x89) BOOST_TEST(most <= corows::connection::turn_budget / one.size() + 1);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(reading_pauses_while_the_queue_is_full_until_the_close) {
+    corows::options o;
+    o.write_queue_limit = 100;
+    auto c = open_connection(role::server, o);
+    BOOST_TEST(!c->reading_paused());
+    BOOST_TEST(c->has_room());
+    BOOST_REQUIRE(!c->send_message(corows::message_kind::binary, bytes(200, 1), false));
+    BOOST_TEST(c->reading_paused());
+    BOOST_TEST(!c->has_room());
+    auto& q = c->take_output();
+    BOOST_TEST(q.size() == 204u);
+    BOOST_TEST(c->reading_paused()); // in flight still counts
+    c->output_written();
+    BOOST_TEST(!c->reading_paused());
+    BOOST_REQUIRE(!c->send_message(corows::message_kind::binary, bytes(200, 1), false));
+    BOOST_REQUIRE(!c->start_close(1000, "", t0));
+    BOOST_TEST(!c->reading_paused()); // the peer's close must still be read
+}
+
+BOOST_AUTO_TEST_CASE(a_shared_frame_is_charged_what_it_keeps_alive) {
+    corows::options o;
+    o.write_queue_limit = 64 * 1024;
+    auto c = open_connection(role::server, o);
+    auto pm = corows::prepared_message::make({}, corows::message_kind::text);
+    BOOST_REQUIRE(!c->send_prepared(pm));
+    std::size_t one = c->queued();
+    BOOST_TEST(one == pm->frame().size() + sizeof(corows::detail::write_queue::shared_frame) + pm->footprint());
+    BOOST_TEST(one >= sizeof(corows::prepared_message));
+    std::size_t queued = 1;
+    while (c->has_room()) {
+        BOOST_REQUIRE(!c->send_prepared(corows::prepared_message::make({}, corows::message_kind::text)));
+        ++queued;
+    }
+    // Empty broadcasts fill the queue long before 32,768 of them (2 bytes each on the wire).
+    BOOST_TEST(queued <= o.write_queue_limit / one + 1);
+    BOOST_TEST(c->queued() < o.write_queue_limit + one);
+}
+
+BOOST_AUTO_TEST_CASE(a_large_message_leaves_no_large_buffer_behind) {
+    auto c = open_connection(role::server);
+    corows::message m;
+    // Fragmented, so it is assembled in the message's storage.
+    receive(*c, cat({frame(0x02, bytes(300 * 1024, 7)), frame(0x80, bytes(300 * 1024, 8))}));
+    BOOST_TEST(events(*c, m).size() == 1u);
+    BOOST_TEST(m.size() == 600u * 1024u);
+    BOOST_TEST(corows::detail::message_access::storage(m).capacity() >= 600u * 1024u);
+    // The driver reads the next message into `m` and waits: both buffers let go.
+    c->release_idle_buffers(&m, false);
+    BOOST_TEST(corows::detail::message_access::storage(m).capacity() <= corows::connection::idle_capacity);
+    BOOST_TEST(m.size() == 0u);
+    // A partly received message keeps what it has.
+    receive(*c, frame(0x02, bytes(8 * 1024, 9)));
+    BOOST_TEST(events(*c, m).empty());
+    c->release_idle_buffers(&m, false);
+    receive(*c, frame(0x80, str("!")));
+    BOOST_TEST(events(*c, m).size() == 1u);
+    BOOST_TEST(m.size() == 8u * 1024u + 1u);
+}
+
+BOOST_AUTO_TEST_CASE(an_unfragmented_message_is_borrowed_where_it_lies) {
+    auto c = open_connection(role::server);
+    corows::message m;
+    receive(*c, frame(0x81, str("zero copy")));
+    BOOST_TEST(events(*c, m) == (std::vector<std::string>{"text:zero copy"}));
+    BOOST_TEST(m.borrowed());
+}
+
+BOOST_AUTO_TEST_CASE(rfc_7692_compressed_hello_is_inflated) {
+    corows::options o;
+    o.deflate.enabled = true;
+    corows::deflate_params p;
+    p.client_no_context_takeover = true;
+    auto c = open_connection(role::server, o, p);
+    corows::message m;
+    // RFC 7692 §7.2.3.1: "Hello" compressed, one frame, masked by the client.
+    receive(*c, frame(0xC1, bytes{0xf2, 0x48, 0xcd, 0xc9, 0xc9, 0x07, 0x00}));
+    BOOST_TEST(events(*c, m) == (std::vector<std::string>{"text:Hello"}));
+    BOOST_TEST(m.compressed());
+    // §7.2.3.2: the same as two fragments.
+    receive(*c, cat({frame(0x41, bytes{0xf2, 0x48, 0xcd}), frame(0x80, bytes{0xc9, 0xc9, 0x07, 0x00})}));
+    BOOST_TEST(events(*c, m) == (std::vector<std::string>{"text:Hello"}));
+    // Our messages go out compressed, with RSV1, and inflate back.
+    BOOST_REQUIRE(!c->send_message(corows::message_kind::text, str(std::string(200, 'a')), true));
+    bytes out = output(*c);
+    BOOST_TEST(out[0] == 0xC1);
+    BOOST_TEST(out.size() < 50u);
+}
+
+BOOST_AUTO_TEST_CASE(rsv1_without_the_extension_is_a_violation) {
+    auto c = open_connection(role::server);
+    receive(*c, frame(0xC1, bytes{0xf2, 0x48, 0xcd, 0xc9, 0xc9, 0x07, 0x00}));
+    BOOST_TEST(events(*c).back() == fail(corows::error::reserved_bits));
+}
+
+BOOST_AUTO_TEST_CASE(nothing_is_decoded_or_sent_before_the_handshake) {
+    corows::connection c(settings());
+    receive(c, frame(0x81, str("early")));
+    BOOST_TEST(events(c).empty());
+    BOOST_TEST(c.send_message(corows::message_kind::text, str("x"), false) == make_error_code(corows::error::closed));
+    // The HTTP head is read from the same buffer.
+    corows::connection d(settings());
+    receive(d, str("GET / HTTP/1.1\r\n"));
+    BOOST_TEST(d.buffered().size() == 16u);
+    d.consume(16);
+    BOOST_TEST(d.buffered().empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_write_error_ends_sending) {
+    auto c = open_connection(role::server);
+    BOOST_REQUIRE(!c->send_message(corows::message_kind::text, str("x"), false));
+    c->write_failed(make_error_code(std::errc::broken_pipe));
+    BOOST_TEST(!c->has_output());
+    BOOST_TEST(c->queued() == 0u);
+    BOOST_TEST(c->send_message(corows::message_kind::text, str("y"), false) ==
+               make_error_code(std::errc::broken_pipe));
+}
+
+BOOST_AUTO_TEST_CASE(direct_writes_hold_back_data_frames) {
+    auto c = open_connection(role::server);
+    BOOST_TEST(c->goes_direct(64 * 1024, false));
+    BOOST_TEST(!c->goes_direct(64 * 1024 - 1, false));
+    c->begin_direct();
+    BOOST_TEST(!c->has_room());
+    std::array<std::uint8_t, corows::max_frame_header_size> head{};
+    corows::mask_key key{};
+    BOOST_TEST(c->direct_header(head, corows::opcode::binary, true, 70000, key) == 10u);
+    BOOST_TEST(head[0] == 0x82);
+    BOOST_TEST(head[1] == 127);
+    c->end_direct();
+    BOOST_TEST(c->has_room());
+    auto client = open_connection(role::client);
+    BOOST_TEST(!client->goes_direct(1 << 20, false));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
