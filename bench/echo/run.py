@@ -45,6 +45,8 @@ PEER_NAMES = {
     "wspp": "websocketpp 0.8.2",
     "ws": "Node ws 8",
     "uws": "uWebSockets.js",
+    "baseline": "corows before",
+    "baseline-events": "corows events before",
 }
 # corows' two ways of serving (a coroutine per connection; callbacks, run_events): each is
 # compared with the peers, not with the other.
@@ -79,10 +81,18 @@ def matrix():
     return points
 
 
+# --baseline DIR: a build of an earlier corows (its examples/echo_server), run as two more
+# servers, so that a change is measured against what it changes in the same run.
+BASELINE = [None]
+
+
 def server_commands(build):
     peers = os.path.join(build, "peers")
     node = shutil.which("node") or "node"
+    base = os.path.join(BASELINE[0] or build, "examples", "echo_server")
     return {
+        "baseline": lambda port, d: [base, "--port", str(port)] + (["--deflate"] if d else []),
+        "baseline-events": lambda port, d: [base, "--events", "--port", str(port)] + (["--deflate"] if d else []),
         "corows": lambda port, d: [os.path.join(build, "examples", "echo_server"), "--port", str(port)]
         + (["--deflate"] if d else []),
         "corows-events": lambda port, d: [os.path.join(build, "examples", "echo_server"), "--events", "--port",
@@ -482,7 +492,13 @@ def main():
     ap.add_argument("--no-memory", action="store_true", help="skip the memory measurements")
     ap.add_argument("--no-throughput", action="store_true", help="only the memory measurements")
     ap.add_argument("--out", default=HERE, help="where results.md and results.svg go")
+    ap.add_argument("--baseline", default=None,
+                    help="build directory of an earlier corows: adds servers baseline and baseline-events")
     args = ap.parse_args()
+    if args.baseline:
+        BASELINE[0] = os.path.abspath(args.baseline)
+        if "--servers" not in sys.argv:
+            args.servers += ",baseline,baseline-events"
     if args.quick:
         args.seconds, args.warmup, args.visits = 1.0, 0.3, 1
     args.build = os.path.abspath(args.build)  # servers run with bench/echo as their directory

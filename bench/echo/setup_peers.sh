@@ -30,13 +30,14 @@ if [ ${#need[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${need[@]}"
 fi
 
-# Rebuilds $2 from $1 when the source is newer; the rest are compiler arguments.
+# Rebuilds $2 from $1 when the source is newer; the rest are compiler arguments, after the
+# source so that libraries (-lz) resolve its symbols.
 build() {
     local src="$1" out="$2"
     shift 2
     if [ ! -x "$out" ] || [ "$src" -nt "$out" ]; then
         echo "setup_peers: building $(basename "$out")"
-        g++ -O2 -DNDEBUG "$@" "$src" -o "$out.tmp" && mv "$out.tmp" "$out"
+        g++ -O2 -DNDEBUG "$src" "$@" -o "$out.tmp" && mv "$out.tmp" "$out"
     fi
 }
 build "$here/beast_echo.cpp" "$peers/beast_echo" -std=c++20 -pthread

@@ -23,6 +23,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <type_traits>
 #include <vector>
 
 namespace corows {
@@ -72,7 +73,8 @@ struct event_handlers {
 /// (and `handlers`) alive until on_close has returned. While it runs, read_message() reports
 /// error::operation_in_progress; writes, send(), start_close() and close() work as usual.
 template <class Stream>
-void run_events(std::shared_ptr<websocket<Stream>> ws, std::shared_ptr<const event_handlers<Stream>> handlers);
+void run_events(std::shared_ptr<websocket<Stream>> ws,
+                std::type_identity_t<std::shared_ptr<const event_handlers<Stream>>> handlers);
 
 /// A WebSocket connection over `Stream` (asio::ip::tcp::socket, asio::ssl::stream<...>, or
 /// anything with Asio's async_read_some/async_write_some and lowest_layer()).
@@ -262,7 +264,8 @@ public:
 
 private:
     template <class S>
-    friend void run_events(std::shared_ptr<websocket<S>>, std::shared_ptr<const event_handlers<S>>);
+    friend void run_events(std::shared_ptr<websocket<S>>,
+                           std::type_identity_t<std::shared_ptr<const event_handlers<S>>>);
     friend struct detail::event_driver<Stream>;
 
     typename pump::callbacks& callbacks() {

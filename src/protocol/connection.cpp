@@ -34,14 +34,11 @@ void connection::open(role r, std::string subprotocol, const std::optional<defla
         reader_.enable_deflate(cfg.receive);
         writer_.enable_deflate(cfg);
     }
-    subprotocol_ = std::move(subprotocol);
-    deflate_ = params;
+    if (!subprotocol.empty() || params) agreed_ = std::make_unique<agreement>(agreement{std::move(subprotocol), params});
     state_ = connection_state::open;
     last_rx_ = now;
     timeout_at_ = clock::time_point::max();
 }
-
-void connection::abandon(std::error_code why) noexcept { end(why); }
 
 // ---------------------------------------------------------------------- receiving
 
@@ -62,34 +59,32 @@ void connection::received(std::size_t n, clock::time_point now) noexcept {
     // A read that filled all the space it was offered asks for twice as much next time.
     if (n >= rbuf_.capacity() - rbuf_.size() && read_size_ < max_read_size) read_size_ *= 2;
     rbuf_.commit(n);
+    turn_bytes_ = static_cast<std::uint32_t>(std::min<std::size_t>(turn_bytes_ + n, turn_budget));
     if (n) last_rx_ = now;
 }
 
 connection_event connection::next_event(message& m) {
     for (;;) {
-        if (turn_bytes_ >= turn_budget) return connection_event::yield;
-        if (rpos_ == rbuf_.size()) return connection_event::need_more;
+        if (rpos_ == rbuf_.size()) return more_please();
         if (close_received_ || state_ == connection_state::closed || state_ == connection_state::connecting) {
             // Nothing after the peer's close frame means anything (RFC 6455 §5.5.1).
             rpos_ = rbuf_.size();
-            return connection_event::need_more;
+            return more_please();
         }
-        std::size_t before = rpos_;
         read_result r = reader_.read(rbuf_.data(), rpos_, m);
-        turn_bytes_ += rpos_ - before;
         switch (r.event) {
         case read_event::need_more:
-            return connection_event::need_more;
+            return more_please();
         case read_event::progress:
             continue;
         case read_event::message:
             return connection_event::message;
         case read_event::ping:
-            control_ = r.payload;
+            note_control(r.payload);
             if (!close_sent_) queue_pong(r.payload);
             return connection_event::ping;
         case read_event::pong:
-            control_ = r.payload;
+            note_control(r.payload);
             return connection_event::pong;
         case read_event::close:
             peer_closed(r);
@@ -99,6 +94,15 @@ connection_event connection::next_event(message& m) {
             return connection_event::failed;
         }
     }
+}
+
+void connection::note_control(std::span<const std::uint8_t> payload) noexcept {
+    control_at_ = static_cast<std::uint32_t>(payload.data() - rbuf_.data().data());
+    control_size_ = static_cast<std::uint8_t>(payload.size());
+}
+
+connection_event connection::more_please() const noexcept {
+    return turn_bytes_ >= turn_budget ? connection_event::yield : connection_event::need_more;
 }
 
 void connection::receive_closed() noexcept {
@@ -242,9 +246,11 @@ void connection::queue_pong(std::span<const std::uint8_t> payload) {
         (pending_.shared.empty() || pending_.shared.back().at <= pong_at_))
         bytes.truncate(pong_at_);
     byte_buffer& o = out();
-    pong_at_ = o.size();
+    std::size_t at = o.size();
     writer_.append_control(o, opcode::pong, payload);
-    pong_size_ = o.size() - pong_at_;
+    // A queue past 4 GiB (a huge write_queue_limit) just does without the coalescing.
+    pong_at_ = at < no_pong ? static_cast<std::uint32_t>(at) : no_pong;
+    pong_size_ = static_cast<std::uint8_t>(o.size() - at);
 }
 
 // ---------------------------------------------------------------------- output

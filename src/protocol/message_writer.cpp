@@ -19,12 +19,6 @@ message_writer::message_writer(const writer_config& cfg) : frame_size_(cfg.frame
 void message_writer::enable_deflate(const deflate_config& d) noexcept {
     deflate_cfg_ = d;
     deflate_enabled_ = true;
-    shared_.window_bits = d.send.window_bits;
-    shared_.level = d.level;
-    shared_.mem_level = d.mem_level;
-    // Fragmented messages stay with zlib (see detail::shared_deflate_settings).
-    shared_.use_libdeflate = d.use_libdeflate && frame_size_ == 0;
-    shared_.final_block = d.final_block;
 }
 
 mask_key message_writer::next_key() noexcept {
@@ -69,8 +63,15 @@ std::error_code message_writer::append_message(byte_buffer& out, message_kind ki
                                                bool allow_compress) {
     bool rsv1 = would_compress(payload.size(), allow_compress);
     if (rsv1 && deflate_cfg_.send.no_context_takeover) {
+        detail::shared_deflate_settings s;
+        s.window_bits = deflate_cfg_.send.window_bits;
+        s.level = deflate_cfg_.level;
+        s.mem_level = deflate_cfg_.mem_level;
+        // Fragmented messages stay with zlib (see detail::shared_deflate_settings).
+        s.use_libdeflate = deflate_cfg_.use_libdeflate && frame_size_ == 0;
+        s.final_block = deflate_cfg_.final_block;
         std::error_code ec;
-        payload = detail::compress_shared(payload, shared_, ec);
+        payload = detail::compress_shared(payload, s, ec);
         if (ec) return ec;
     } else if (rsv1) {
         if (!deflater_)

@@ -104,8 +104,8 @@ public:
     // ------------------------------------------------------------------ the read pump
 
     /// Decodes received bytes, answering what the protocol asks, and reads the transport
-    /// without blocking, until there is a message for `m` or a reason to wait; yields after
-    /// connection::turn_budget bytes. With `pause_when_full` (event mode, whose callbacks
+    /// without blocking, until there is a message for `m` or a reason to wait; yields once a
+    /// turn has read connection::turn_budget bytes. With `pause_when_full` (event mode, whose callbacks
     /// cannot wait for room) it stops reading while the write queue is full. A coroutine
     /// reader is not paused: its application waits in write_message() if it answers, and
     /// may be reading precisely so that a peer streaming to it keeps reading too (two ends
@@ -135,7 +135,9 @@ public:
                 settle(self);
                 continue;
             case connection_event::yield:
-                write_soon(self);
+                // Everything read is decoded: the buffers go back while others run.
+                write_before_waiting(self);
+                conn.release_idle_buffers(&m, false);
                 return pump_step::yield;
             case connection_event::need_more:
                 break;
@@ -149,7 +151,7 @@ public:
                     return pump_step::readable;
                 }
                 std::error_code ec;
-                if (try_read(ec) && ec) read_failed(ec);
+                if (try_read(ec) && ec) read_failed();
             } else {
                 write_soon(self);
                 conn.release_idle_buffers(&m, true);
@@ -172,13 +174,13 @@ public:
         conn.received(n, clock::now());
         conn.begin_turn();
         if (ec == asio::error::operation_aborted && !transport_closed) return false;
-        if (ec) read_failed(ec);
+        if (ec) read_failed();
         return true;
     }
 
-    /// A readable wait or a read failed with `ec`: the transport is gone (or was closed
-    /// under the read). Not for a cancellation of the caller's own read.
-    void read_failed(std::error_code) noexcept {
+    /// A readable wait or a read failed: the transport is gone (or was closed under the
+    /// read). Not for a cancellation of the caller's own read.
+    void read_failed() noexcept {
         conn.receive_closed();
         close_transport_now();
     }
@@ -322,12 +324,11 @@ public:
         auto at = conn.deadline();
         if (at == clock::time_point::max() || transport_closed) {
             deadline_.reset();
-            deadline_at_ = clock::time_point::max();
             return;
         }
-        // An earlier expiry re-checks when it fires; only a nearer deadline re-arms.
-        if (deadline_ && deadline_at_ <= at) return;
-        deadline_at_ = at;
+        // An earlier expiry re-checks when it fires; only a nearer deadline re-arms. A timer
+        // that fired (or never waited) has its expiry at infinity.
+        if (deadline_ && deadline_->expiry() <= at) return;
         auto& t = timer(deadline_);
         t.expires_at(at);
         t.async_wait(asio::bind_allocator(exact_allocator<void>{},
@@ -339,7 +340,7 @@ public:
 
 private:
     void deadline_reached(const std::shared_ptr<pump>& self) {
-        deadline_at_ = clock::time_point::max();
+        deadline_->expires_at(clock::time_point::max());
         switch (conn.on_timer(clock::now())) {
         case timer_outcome::none: break;
         case timer_outcome::ping: kick(self); break;
@@ -406,15 +407,17 @@ private:
             return;
         }
         // Encoded bytes and shared frames interleaved, in queue order, in one gather write.
-        gather_.clear();
+        if (!gather_) gather_ = std::make_unique<std::vector<asio::const_buffer>>();
+        auto& gather = *gather_;
+        gather.clear();
         std::size_t pos = 0;
         for (const auto& f : q.shared) {
-            if (f.at > pos) gather_.emplace_back(bytes.data() + pos, f.at - pos);
-            gather_.emplace_back(f.frame.data(), f.frame.size());
+            if (f.at > pos) gather.emplace_back(bytes.data() + pos, f.at - pos);
+            gather.emplace_back(f.frame.data(), f.frame.size());
             pos = f.at;
         }
-        if (pos < bytes.size()) gather_.emplace_back(bytes.data() + pos, bytes.size() - pos);
-        asio::async_write(stream, std::span<const asio::const_buffer>(gather_), std::move(done));
+        if (pos < bytes.size()) gather.emplace_back(bytes.data() + pos, bytes.size() - pos);
+        asio::async_write(stream, std::span<const asio::const_buffer>(gather), std::move(done));
     }
 
     // Plain TCP: hands `q`'s bytes to the kernel at once, without an asynchronous write.
@@ -450,13 +453,13 @@ private:
         }
     }
 
-    std::vector<asio::const_buffer> gather_; // the in-flight queue's pieces, with shared frames
+    // The in-flight queue's pieces when it has shared frames; made by the first broadcast.
+    std::unique_ptr<std::vector<asio::const_buffer>> gather_;
     // The timers exist only while in use, so an idle connection does not carry them.
     // `signal_` wakes everything waiting for the queue to drain or the connection to close:
     // its expiry stays at infinity and cancel() is the notification.
     std::unique_ptr<asio::steady_timer> signal_;
     std::unique_ptr<asio::steady_timer> deadline_; // armed for conn.deadline()
-    clock::time_point deadline_at_ = clock::time_point::max();
     std::size_t waiters_ = 0;
     bool writing_ = false;         // a transport write (background or direct) is in progress
     bool write_scheduled_ = false; // kick() posted a write that has not started yet

@@ -12,6 +12,7 @@
 #include <exception>
 #include <memory>
 #include <system_error>
+#include <type_traits>
 #include <utility>
 
 namespace corows {
@@ -64,7 +65,7 @@ struct event_driver {
                                                                   auto& p = *d.ws->s_;
                                                                   // Even a cancelled wait ends event mode:
                                                                   // nobody would restart it.
-                                                                  if (ec) p.read_failed(ec);
+                                                                  if (ec) p.read_failed();
                                                                   else p.readable();
                                                                   step(std::move(d));
                                                               }));
@@ -75,7 +76,7 @@ struct event_driver {
                 s->stream.async_read_some(asio::buffer(space.data(), space.size()),
                                           [d = std::move(d)](std::error_code ec, std::size_t n) mutable {
                                               auto& p = *d.ws->s_;
-                                              if (!p.received(n, ec)) p.read_failed(ec);
+                                              if (!p.received(n, ec)) p.read_failed();
                                               step(std::move(d));
                                           });
                 return;
@@ -109,7 +110,8 @@ struct event_driver {
 } // namespace detail
 
 template <class Stream>
-void run_events(std::shared_ptr<websocket<Stream>> ws, std::shared_ptr<const event_handlers<Stream>> handlers) {
+void run_events(std::shared_ptr<websocket<Stream>> ws,
+                std::type_identity_t<std::shared_ptr<const event_handlers<Stream>>> handlers) {
     auto& s = ws->s_;
     detail::event_driver<Stream> d{ws, std::move(handlers)};
     if (s->reading) {

@@ -16,6 +16,25 @@
 namespace corows {
 namespace detail {
 
+/// The pump's rarer waits: for room in the write queue, a yield to the thread's other work,
+/// or the end of the connection. Returns what ends the read: a cancellation, or at the end
+/// why the connection ended; nothing when the pump may go on.
+template <class Stream>
+asio::awaitable<std::error_code> wait_out(std::shared_ptr<pump<Stream>> s, pump_step step) {
+    if (step == pump_step::room) {
+        std::error_code ec = co_await wait(s);
+        if (!ec) s->resume();
+        co_return ec;
+    }
+    if (step == pump_step::yield) {
+        co_await asio::post(s->stream.get_executor(), asio::use_awaitable);
+        s->resume();
+        co_return std::error_code{};
+    }
+    std::error_code ec = co_await transport_gone(s);
+    co_return ec ? ec : s->end_report();
+}
+
 /// Reads the next message into `m`: runs the pump and waits where it says. Returns true for
 /// a message. Otherwise: with `report`, stores why (error::closed once closed) and returns
 /// false; without, returns false once closed and throws anything else. One coroutine frame
@@ -35,7 +54,8 @@ asio::awaitable<bool> read_loop(std::shared_ptr<pump<Stream>> s, message& m, std
             }
         } guard{s.get()};
         for (bool done = false; !done;) {
-            switch (s->advance(s, m, false)) {
+            pump_step step = s->advance(s, m, false);
+            switch (step) {
             case pump_step::message:
                 done = true;
                 break;
@@ -48,7 +68,7 @@ asio::awaitable<bool> read_loop(std::shared_ptr<pump<Stream>> s, message& m, std
                     } else if (ec == asio::error::operation_aborted && !s->transport_closed) {
                         done = true; // cancelled by the caller: nothing decoded is lost
                     } else {
-                        s->read_failed(ec);
+                        s->read_failed();
                         ec.clear();
                     }
                 }
@@ -61,19 +81,11 @@ asio::awaitable<bool> read_loop(std::shared_ptr<pump<Stream>> s, message& m, std
                 else done = true; // cancelled by the caller
                 break;
             }
-            case pump_step::room:
-                ec = co_await wait(s);
-                if (ec) done = true;
-                else s->resume();
-                break;
-            case pump_step::yield:
-                co_await asio::post(s->stream.get_executor(), asio::use_awaitable);
-                s->resume();
-                break;
-            case pump_step::ended:
-                ec = co_await transport_gone(s);
-                if (!ec) ec = s->end_report();
-                done = true;
+            default:
+                // Room, a yield, the end: rare, and waited for in a frame of their own, so the
+                // frame an idle connection keeps suspended here stays small.
+                ec = co_await wait_out(s, step);
+                done = static_cast<bool>(ec);
                 break;
             }
         }

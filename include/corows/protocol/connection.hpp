@@ -42,7 +42,8 @@ enum class connection_event : std::uint8_t {
     pong,      ///< a pong arrived (control_payload())
     close,     ///< the peer's close frame arrived (peer_code(), peer_reason()); any reply is queued
     failed,    ///< the peer broke the protocol (error()); our close frame is queued, state() is closed
-    yield,     ///< this turn's budget is spent: let other connections run, then begin_turn()
+    yield,     ///< everything received is decoded and this turn's budget is spent: let other
+               ///< connections run, then begin_turn() and read more
 };
 
 /// What connection::on_timer() did.
@@ -62,8 +63,11 @@ class connection {
 public:
     using clock = std::chrono::steady_clock;
 
-    /// Wire bytes decoded per turn before next_event() yields, so one peer that keeps its
-    /// socket full cannot hold the thread (see docs/design.md for the measurement).
+    /// Bytes received per turn (the work between two waits of the driver): once a turn has
+    /// read this much, next_event() yields where it would ask for more, so one peer that keeps
+    /// its socket full cannot hold the thread. What was read is decoded first: a turn never
+    /// ends with bytes in the buffer, which would keep every busy connection's buffer out of
+    /// the thread's pool (see docs/design.md for the measurements).
     static constexpr std::size_t turn_budget = 64 * 1024;
     /// Capacity a message's storage or the receive buffer keeps while the connection waits;
     /// more goes back to the thread's pool (or is freed) after a large message.
@@ -86,9 +90,12 @@ public:
     /// Our role (meaningful once open()).
     role local() const noexcept { return writer_.local(); }
     /// The negotiated subprotocol; empty if none.
-    std::string_view subprotocol() const noexcept { return subprotocol_; }
+    std::string_view subprotocol() const noexcept { return agreed_ ? std::string_view(agreed_->subprotocol) : ""; }
     /// The negotiated permessage-deflate parameters, if compression is on.
-    const std::optional<deflate_params>& deflate() const noexcept { return deflate_; }
+    const std::optional<deflate_params>& deflate() const noexcept {
+        static const std::optional<deflate_params> none;
+        return agreed_ ? agreed_->deflate : none;
+    }
 
     // ------------------------------------------------------------------ opening handshake
 
@@ -100,8 +107,6 @@ public:
     /// The application decides about a request it read (a custom server's routing or
     /// authentication): no handshake timeout runs until begin_handshake() again.
     void pause_handshake() noexcept { timeout_at_ = clock::time_point::max(); }
-    /// The handshake failed or was refused: the connection is closed without a close frame.
-    void abandon(std::error_code why) noexcept;
 
     // ------------------------------------------------------------------ receiving
 
@@ -118,7 +123,9 @@ public:
     /// borrow the receive buffer until the next receive_space() call.
     connection_event next_event(message& m);
     /// The payload of the last ping or pong event (valid until the next call).
-    std::span<const std::uint8_t> control_payload() const noexcept { return control_; }
+    std::span<const std::uint8_t> control_payload() const noexcept {
+        return rbuf_.data().subspan(control_at_, control_size_);
+    }
     /// A new turn: the driver waited or yielded since the last one.
     void begin_turn() noexcept { turn_bytes_ = 0; }
     /// The transport delivered its end (`why` is error::closed for an orderly end of file):
@@ -225,6 +232,8 @@ public:
     timer_outcome on_timer(clock::time_point now);
 
 private:
+    connection_event more_please() const noexcept;
+    void note_control(std::span<const std::uint8_t> payload) noexcept;
     byte_buffer& out() noexcept;
     void queue_pong(std::span<const std::uint8_t> payload);
     void queue_close(std::uint16_t code, std::string_view reason);
@@ -236,20 +245,26 @@ private:
     message_reader reader_;
     message_writer writer_;
 
-    byte_buffer rbuf_;          // received bytes; [rpos_, size) not yet decoded
+    // Small fields together: every connection carries them, idle or not.
+    byte_buffer rbuf_;              // received bytes; [rpos_, size) not yet decoded
     std::size_t rpos_ = 0;
-    std::size_t read_size_ = 4096; // bytes asked of the next transport read
-    std::size_t turn_bytes_ = 0;   // bytes decoded since begin_turn()
-    std::span<const std::uint8_t> control_;
+    std::uint32_t read_size_ = 4096; // bytes asked of the next transport read
+    std::uint32_t turn_bytes_ = 0;   // bytes received since begin_turn()
+    std::uint32_t control_at_ = 0;   // the last ping's or pong's payload in rbuf_
+    std::uint32_t pong_at_ = no_pong; // where in pending_ an unsent pong starts
+    std::uint8_t control_size_ = 0;
+    std::uint8_t pong_size_ = 0;
+    static constexpr std::uint32_t no_pong = UINT32_MAX;
 
     detail::write_queue pending_;  // frames queued, not yet taken
     detail::write_queue inflight_; // frames the transport is writing
-    std::size_t pong_at_ = no_pong; // where in pending_ an unsent pong starts
-    std::size_t pong_size_ = 0;
-    static constexpr std::size_t no_pong = SIZE_MAX;
 
-    std::string subprotocol_;
-    std::optional<deflate_params> deflate_;
+    // What the handshake agreed on, when it agreed on anything (most connections: nothing).
+    struct agreement {
+        std::string subprotocol;
+        std::optional<deflate_params> deflate;
+    };
+    std::unique_ptr<agreement> agreed_;
     std::string peer_reason_;
     std::error_code error_;
     std::error_code write_error_;

@@ -5,7 +5,6 @@
 #include <corows/error.hpp>
 #include <corows/message.hpp>
 #include <corows/protocol/deflate_stream.hpp>
-#include <corows/detail/shared_compressor.hpp>
 #include <corows/protocol/frame.hpp>
 #include <corows/protocol/permessage_deflate.hpp>
 
@@ -84,7 +83,6 @@ private:
 
     std::optional<deflate_stream> deflater_;
     deflate_config deflate_cfg_;
-    detail::shared_deflate_settings shared_; // deflate_cfg_ as the shared compressor takes it
     std::uint64_t rng_[2] = {0, 0};
     std::size_t frame_size_;
     role role_;
