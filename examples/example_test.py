@@ -3,7 +3,8 @@
 
     example_test.py SCENARIO PROGRAM [OTHER_PROGRAM]
 
-Scenarios: echo, echo_deflate, echo_threads, echo_tls, echo_client, chat, chat_browser. Exits 0 on success,
+Scenarios: echo, echo_deflate, echo_threads, echo_tls, echo_client, chat, chat_browser,
+chat_slow_readers. Exits 0 on success,
 1 on failure, 77 (skipped) when a tool the scenario needs is missing.
 """
 import asyncio
@@ -373,6 +374,83 @@ def scenario_chat_browser(program):
             browser.close()
 
 
+def raw_upgrade(port, path, rcvbuf=0):
+    """A socket that did the opening handshake by hand (no client library behind it)."""
+    s = socket.socket()
+    if rcvbuf:
+        # Small, and without the kernel's autotuning: a reader that never reads cannot hide
+        # megabytes in its socket.
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+    s.connect(("127.0.0.1", port))
+    s.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+               "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n" % (path, port)).encode())
+    head = b""
+    while not head.endswith(b"\r\n\r\n"):
+        chunk = s.recv(1)
+        check(chunk, "connection closed during the handshake")
+        head += chunk
+    check(head.startswith(b"HTTP/1.1 101"), "upgrade refused: %r" % head[:40])
+    return s
+
+
+def peak_rss_kib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return 0
+
+
+def scenario_chat_slow_readers(program):
+    """Two members who never read, while a third sends 300,000 empty messages: both are
+    dropped, and the server's memory stays put (each queued broadcast is charged what it
+    keeps alive, not its 2 bytes on the wire)."""
+    import threading
+    with Server(program, "--port", "0") as srv:
+        readers = [raw_upgrade(srv.port, "/chat", rcvbuf=4096) for _ in range(2)]
+        talker = raw_upgrade(srv.port, "/chat")
+        before = peak_rss_kib(srv.proc.pid)
+        # The talker gets every broadcast too: it reads them all, on a thread of its own.
+        stop = threading.Event()
+
+        def drain():
+            talker.settimeout(0.5)
+            while not stop.is_set():
+                try:
+                    if not talker.recv(1 << 16):
+                        return
+                except socket.timeout:
+                    continue
+                except OSError:
+                    return
+
+        t = threading.Thread(target=drain, daemon=True)
+        t.start()
+        empty = b"\x81\x80\x00\x00\x00\x00"  # an empty text message, masked with a zero key
+        for _ in range(30):
+            talker.sendall(empty * 10000)
+        # Each reader is closed (1008, then the close timeout): its socket ends.
+        for r in readers:
+            r.settimeout(TIMEOUT)
+            total = 0
+            while True:
+                try:
+                    chunk = r.recv(1 << 16)
+                except socket.timeout:
+                    raise AssertionError("a never-reading member was not dropped (%d bytes read)" % total)
+                if not chunk:
+                    break
+                total += len(chunk)
+            check(total < 30 * 10000 * 2, "a never-reading member got every message: never dropped")
+        grown = peak_rss_kib(srv.proc.pid) - before
+        stop.set()
+        t.join(5)
+        talker.close()
+        print("peak RSS growth %d KiB over 300,000 broadcasts" % grown)
+        check(grown < 100 * 1024, "the server grew by %d KiB" % grown)
+        srv.stop()
+
+
 def main():
     scenario, programs = sys.argv[1], sys.argv[2:]
     {
@@ -383,6 +461,7 @@ def main():
         "echo_client": scenario_echo_client,
         "chat": scenario_chat,
         "chat_browser": scenario_chat_browser,
+        "chat_slow_readers": scenario_chat_slow_readers,
     }[scenario](*programs)
     print("ok")
 

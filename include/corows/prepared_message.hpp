@@ -46,9 +46,11 @@ public:
     /// without context takeover with a window of `window_bits` (8..15); built on the first call
     /// for that size. Empty if compression failed (send frame() instead).
     std::span<const std::uint8_t> deflated_frame(int window_bits) const;
-    /// Memory the message holds apart from its compressed frames: the object and its frame.
-    /// A write queue charges this for each reference it keeps (see detail::write_queue).
-    std::size_t footprint() const noexcept { return sizeof(prepared_message) + frame_.capacity(); }
+    /// Memory the message holds besides the frame a queue sends: the object and the
+    /// bookkeeping of its two allocations. A write queue charges this, with the frame, for
+    /// each reference it keeps (see detail::write_queue): an empty message costs a queue
+    /// some 400 bytes, not the 2 of its frame.
+    static constexpr std::size_t footprint() noexcept { return sizeof(prepared_message) + 2 * 16; }
     /// The compressed payload of deflated_frame(window_bits), without the frame header (what a
     /// client masks into a frame of its own); empty if compression failed.
     std::span<const std::uint8_t> deflated_payload(int window_bits) const {

@@ -65,16 +65,16 @@ void connection::received(std::size_t n, clock::time_point now) noexcept {
 
 connection_event connection::next_event(message& m) {
     for (;;) {
-        if (rpos_ == rbuf_.size()) return more_please();
+        if (rpos_ == rbuf_.size()) return buffer_used_up();
         if (close_received_ || state_ == connection_state::closed || state_ == connection_state::connecting) {
             // Nothing after the peer's close frame means anything (RFC 6455 §5.5.1).
             rpos_ = rbuf_.size();
-            return more_please();
+            return buffer_used_up();
         }
         read_result r = reader_.read(rbuf_.data(), rpos_, m);
         switch (r.event) {
         case read_event::need_more:
-            return more_please();
+            return buffer_used_up();
         case read_event::progress:
             continue;
         case read_event::message:
@@ -101,7 +101,7 @@ void connection::note_control(std::span<const std::uint8_t> payload) noexcept {
     control_size_ = static_cast<std::uint8_t>(payload.size());
 }
 
-connection_event connection::more_please() const noexcept {
+connection_event connection::buffer_used_up() const noexcept {
     return turn_bytes_ >= turn_budget ? connection_event::yield : connection_event::need_more;
 }
 
@@ -274,10 +274,14 @@ void connection::write_failed(std::error_code ec) noexcept {
 }
 
 void connection::release_write_buffers() noexcept {
-    // A buffer that grew past what the pool takes (a queue that filled under back-pressure)
-    // stays: freeing it would make a sender that keeps the queue full regrow it each time.
-    for (byte_buffer* b : {&pending_.bytes, &inflight_.bytes})
-        if (b->empty() && detail::buffer_pool::poolable(b->capacity())) detail::buffer_pool::writes().give(*b);
+    // A buffer that grew past what the pool takes, up to twice the queue limit (a queue that
+    // filled under back-pressure), stays: freeing it would make a sender that keeps the queue
+    // full regrow it each time. One that a single large message grew beyond that goes.
+    for (byte_buffer* b : {&pending_.bytes, &inflight_.bytes}) {
+        if (!b->empty()) continue;
+        if (detail::buffer_pool::poolable(b->capacity())) detail::buffer_pool::writes().give(*b);
+        else if (b->capacity() > 2 * opts_->write_queue_limit) *b = byte_buffer{};
+    }
 }
 
 // ---------------------------------------------------------------------- time

@@ -100,7 +100,7 @@ struct driver {
         // The charge is the bytes plus each shared frame's own cost, nothing more.
         std::size_t expect = q.bytes.size();
         for (const auto& f : q.shared)
-            expect += f.frame.size() + sizeof(corows::detail::write_queue::shared_frame) + f.keep->footprint();
+            expect += corows::detail::write_queue::charge(f.frame, *f.keep);
         check(q.size() == expect && charged == expect);
         auto b = q.bytes.data();
         std::size_t pos = 0;

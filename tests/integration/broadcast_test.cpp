@@ -192,7 +192,7 @@ BOOST_AUTO_TEST_CASE(frames_are_shared_by_reference_not_copied) {
         // The queue charges what the reference keeps alive: the frame, the entry and the
         // prepared message itself, not only the bytes it will write.
         BOOST_TEST(conns[0].queued_bytes() ==
-                   pm->frame().size() + sizeof(corows::detail::write_queue::shared_frame) + pm->footprint());
+                   corows::detail::write_queue::charge(pm->frame(), *pm));
         for (auto& ws : conns) co_await ws.flush();
         BOOST_TEST(pm.use_count() == 1);
         for (auto& ws : conns) co_await ws.close(1000, {});
@@ -228,7 +228,7 @@ BOOST_AUTO_TEST_CASE(send_refuses_when_the_queue_is_full_and_once_closed) {
                 BOOST_REQUIRE(accepted < 100'000);
             }
             BOOST_TEST(ws.queued_bytes() >= server_opts.write_queue_limit);
-            const std::size_t charge = pm->frame().size() + sizeof(corows::detail::write_queue::shared_frame) + pm->footprint();
+            const std::size_t charge = corows::detail::write_queue::charge(pm->frame(), *pm);
             BOOST_TEST(ws.queued_bytes() < server_opts.write_queue_limit + charge);
             BOOST_TEST(ws.is_open());
             co_await ws.close(1000, {});

@@ -4,6 +4,7 @@
 #include <corows/byte_buffer.hpp>
 #include <corows/prepared_message.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -16,9 +17,8 @@ namespace corows::detail {
 /// broadcast shares one copy among all its connections) at their positions among them.
 ///
 /// size() is what the queue holds in memory, not what it will put on the wire: a shared
-/// frame also keeps its queue entry and its prepared_message alive, and an empty broadcast
-/// costs far more than its 2 bytes of frame. Back-pressure and slow-consumer limits compare
-/// against this charge, so they bound memory.
+/// frame also keeps its queue entry and its prepared_message alive (see charge()).
+/// Back-pressure and slow-consumer limits compare against this, so they bound memory.
 struct write_queue {
     /// A prepared frame that goes out after the first `at` bytes of `bytes`.
     struct shared_frame {
@@ -41,9 +41,17 @@ struct write_queue {
         shared.clear();
         shared_charge = 0;
     }
+    /// What a shared frame costs the queue: its entry, and what the reference keeps alive,
+    /// the frame and the prepared message around it. The larger of those two is charged, not
+    /// both: the object dominates a small message (an empty broadcast costs some 450 bytes,
+    /// not 2), the frame a large one, and a frame shared by many queues is not really held
+    /// by any one of them twice.
+    static std::size_t charge(std::span<const std::uint8_t> frame, const prepared_message&) noexcept {
+        return sizeof(shared_frame) + std::max(frame.size(), prepared_message::footprint());
+    }
     /// Queues `frame` (owned by `keep`) after everything queued so far.
     void add_shared(std::span<const std::uint8_t> frame, std::shared_ptr<const prepared_message> keep) {
-        shared_charge += frame.size() + sizeof(shared_frame) + keep->footprint();
+        shared_charge += charge(frame, *keep);
         shared.push_back({bytes.size(), frame, std::move(keep)});
     }
 };

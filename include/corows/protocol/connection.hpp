@@ -85,8 +85,6 @@ public:
     connection_state state() const noexcept { return state_; }
     /// The settings given at construction.
     const options& settings() const noexcept { return *opts_; }
-    /// The settings, shared.
-    const std::shared_ptr<const options>& shared_settings() const noexcept { return opts_; }
     /// Our role (meaningful once open()).
     role local() const noexcept { return writer_.local(); }
     /// The negotiated subprotocol; empty if none.
@@ -128,8 +126,8 @@ public:
     }
     /// A new turn: the driver waited or yielded since the last one.
     void begin_turn() noexcept { turn_bytes_ = 0; }
-    /// The transport delivered its end (`why` is error::closed for an orderly end of file):
-    /// without a close frame from the peer, the connection ended abnormally (1006).
+    /// The transport ended (an end of file, a reset, a failed read): without a close frame
+    /// from the peer, the connection ended abnormally (1006).
     void receive_closed() noexcept;
     /// The driver is about to wait for the transport with `m` as the message it reads into
     /// (or none): buffers that only held consumed bytes go back to a small size or the
@@ -232,7 +230,7 @@ public:
     timer_outcome on_timer(clock::time_point now);
 
 private:
-    connection_event more_please() const noexcept;
+    connection_event buffer_used_up() const noexcept;
     void note_control(std::span<const std::uint8_t> payload) noexcept;
     byte_buffer& out() noexcept;
     void queue_pong(std::span<const std::uint8_t> payload);
