@@ -103,15 +103,9 @@ std::vector<std::string> events(corows::connection& c) {
 bytes output(corows::connection& c) {
     bytes out;
     if (!c.has_output()) return out;
-    auto& q = c.take_output();
-    auto b = q.bytes.data();
-    std::size_t pos = 0;
-    for (const auto& f : q.shared) {
-        out.insert(out.end(), b.begin() + static_cast<long>(pos), b.begin() + static_cast<long>(f.at));
-        out.insert(out.end(), f.frame.begin(), f.frame.end());
-        pos = f.at;
-    }
-    out.insert(out.end(), b.begin() + static_cast<long>(pos), b.end());
+    c.take_output().for_each_piece([&](std::span<const std::uint8_t> piece) {
+        out.insert(out.end(), piece.begin(), piece.end());
+    });
     c.output_written();
     return out;
 }

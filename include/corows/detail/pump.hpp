@@ -410,13 +410,7 @@ private:
         if (!gather_) gather_ = std::make_unique<std::vector<asio::const_buffer>>();
         auto& gather = *gather_;
         gather.clear();
-        std::size_t pos = 0;
-        for (const auto& f : q.shared) {
-            if (f.at > pos) gather.emplace_back(bytes.data() + pos, f.at - pos);
-            gather.emplace_back(f.frame.data(), f.frame.size());
-            pos = f.at;
-        }
-        if (pos < bytes.size()) gather.emplace_back(bytes.data() + pos, bytes.size() - pos);
+        q.for_each_piece([&](std::span<const std::uint8_t> piece) { gather.emplace_back(piece.data(), piece.size()); });
         asio::async_write(stream, std::span<const asio::const_buffer>(gather), std::move(done));
     }
 

@@ -49,6 +49,19 @@ struct write_queue {
     static std::size_t charge(std::span<const std::uint8_t> frame, const prepared_message&) noexcept {
         return sizeof(shared_frame) + std::max(frame.size(), prepared_message::footprint());
     }
+    /// Calls `f(span)` for each piece of the queue in the order it goes out: runs of encoded
+    /// bytes and shared frames.
+    template <class F>
+    void for_each_piece(F&& f) const {
+        auto b = bytes.data();
+        std::size_t pos = 0;
+        for (const auto& s : shared) {
+            if (s.at > pos) f(b.subspan(pos, s.at - pos));
+            f(s.frame);
+            pos = s.at;
+        }
+        if (pos < b.size()) f(b.subspan(pos));
+    }
     /// Queues `frame` (owned by `keep`) after everything queued so far.
     void add_shared(std::span<const std::uint8_t> frame, std::shared_ptr<const prepared_message> keep) {
         shared_charge += charge(frame, *keep);
