@@ -447,7 +447,8 @@ def scenario_chat_slow_readers(program):
         t.join(5)
         talker.close()
         print("peak RSS growth %d KiB over 300,000 broadcasts" % grown)
-        check(grown < 100 * 1024, "the server grew by %d KiB" % grown)
+        if os.environ.get("COROWS_SANITIZED") != "1":
+            check(grown < 100 * 1024, "the server grew by %d KiB" % grown)
         srv.stop()
 
 
