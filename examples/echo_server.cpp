@@ -2,14 +2,17 @@
 //
 //   echo_server [--address A] [--port N] [--threads N] [--deflate]
 //               [--deflate-preset shared|no_context_takeover|small_window|full_context]
-//               [--events] [--cert FILE --key FILE]
+//               [--events | --as-tuple] [--cert FILE --key FILE]
 //
 // --events serves with callbacks (basic_server::run_events) instead of a coroutine per
-// connection: the same echo, with less memory per idle connection.
+// connection: the same echo, with less memory per idle connection. --as-tuple reads and
+// writes with the as_tuple(use_awaitable) completion token, to measure the operations'
+// generic completion-token path against plain co_await.
 //
 // Prints "listening on ADDR:PORT" once it accepts connections; Ctrl-C stops it gracefully.
 #include <corows/server.hpp>
 
+#include <asio/experimental/as_tuple.hpp>
 #include <asio/signal_set.hpp>
 #ifdef COROWS_HAS_TLS
 #include <asio/ssl.hpp>
@@ -29,6 +32,7 @@ struct settings {
     std::size_t threads = 1;
     bool deflate = false;
     bool events = false;
+    bool as_tuple = false;
     corows::deflate_preset preset = corows::deflate_preset::shared;
     std::string cert, key;
 };
@@ -55,6 +59,7 @@ settings parse_args(int argc, char** argv) {
         else if (arg == "--threads") s.threads = std::stoul(value());
         else if (arg == "--deflate") s.deflate = true;
         else if (arg == "--events") s.events = true;
+        else if (arg == "--as-tuple") s.as_tuple = true;
         else if (arg == "--deflate-preset") {
             s.deflate = true;
             s.preset = parse_preset(value());
@@ -74,6 +79,18 @@ asio::awaitable<void> echo(corows::websocket<Stream>& ws) {
 }
 
 template <class Stream>
+asio::awaitable<void> echo_as_tuple(corows::websocket<Stream>& ws) {
+    constexpr auto token = asio::experimental::as_tuple(asio::use_awaitable);
+    corows::message m;
+    for (;;) {
+        auto [ec, got] = co_await ws.read_message(m, token);
+        if (ec || !got) break;
+        auto [wec] = co_await ws.write_message(m, token);
+        if (wec) break;
+    }
+}
+
+template <class Stream>
 void serve(corows::basic_server<Stream>& srv, const settings& s) {
     auto ep = srv.listen({asio::ip::make_address(s.address), s.port});
     asio::signal_set signals(srv.get_executor(), SIGINT, SIGTERM);
@@ -87,6 +104,8 @@ void serve(corows::basic_server<Stream>& srv, const settings& s) {
         typename corows::basic_server<Stream>::event_handlers h;
         h.on_message = [](corows::websocket<Stream>& ws, const corows::message& m) { ws.send(m); };
         srv.run_events(std::move(h));
+    } else if (s.as_tuple) {
+        srv.run(echo_as_tuple<Stream>);
     } else {
         srv.run(echo<Stream>);
     }

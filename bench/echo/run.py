@@ -41,6 +41,7 @@ LOAD_CPU = "1"
 PEER_NAMES = {
     "corows": "corows",
     "corows-events": "corows events",
+    "corows-tuple": "corows as_tuple",
     "beast": "Boost.Beast 1.74",
     "wspp": "websocketpp 0.8.2",
     "ws": "Node ws 8",
@@ -51,6 +52,8 @@ PEER_NAMES = {
 # corows' two ways of serving (a coroutine per connection; callbacks, run_events): each is
 # compared with the peers, not with the other.
 OURS = ("corows", "corows-events")
+# Other builds or modes of corows, shown side by side but never counted as a peer.
+VARIANTS = ("corows-tuple", "baseline", "baseline-events")
 
 
 class Point:
@@ -97,6 +100,8 @@ def server_commands(build):
         + (["--deflate"] if d else []),
         "corows-events": lambda port, d: [os.path.join(build, "examples", "echo_server"), "--events", "--port",
                                           str(port)] + (["--deflate"] if d else []),
+        "corows-tuple": lambda port, d: [os.path.join(build, "examples", "echo_server"), "--as-tuple", "--port",
+                                         str(port)] + (["--deflate"] if d else []),
         "beast": lambda port, d: [os.path.join(peers, "beast_echo"), str(port)] + (["--deflate"] if d else []),
         "wspp": lambda port, d: [os.path.join(peers, "wspp_echo"), str(port)] + (["--deflate"] if d else []),
         "ws": lambda port, d: [node, os.path.join(HERE, "ws_echo.js"), str(port)] + (["--deflate"] if d else []),
@@ -362,7 +367,7 @@ def write_throughput(L, ran, peers, points, results):
 
 def write_markdown(path, servers, points, results, memory, args, skipped, command):
     ran = [s for s in servers if s not in skipped]
-    peers = [s for s in ran if s not in OURS]
+    peers = [s for s in ran if s not in OURS and s not in VARIANTS]
     L = []
     L.append("# Echo benchmark results")
     L.append("")
@@ -600,7 +605,7 @@ def main():
                 continue
             for s in ran:
                 r = results.get((s, p.key()))
-                if s in OURS or not r:
+                if s in OURS or s in VARIANTS or not r:
                     continue
                 msgs = float(c["msgs_per_s"]) / float(r["msgs_per_s"]) if float(r["msgs_per_s"]) else 0
                 p50 = float(c["p50_us"]) / float(r["p50_us"]) if float(r["p50_us"]) else 0
@@ -612,7 +617,7 @@ def main():
                 continue
             for s in ran:
                 r = memory.get((s, kind))
-                if s in OURS or not r or "error" in r or r["per_conn"] <= 0:
+                if s in OURS or s in VARIANTS or not r or "error" in r or r["per_conn"] <= 0:
                     continue
                 print(f"ratio server={mine} memory={kind} vs={s} kib_per_conn={c['per_conn'] / r['per_conn']:.2f}x",
                       flush=True)

@@ -7,6 +7,7 @@
 #endif
 
 #include <corows/client_stream.hpp>
+#include <corows/detail/initiate.hpp>
 #include <corows/error.hpp>
 #include <corows/options.hpp>
 #include <corows/protocol/url.hpp>
@@ -219,6 +220,45 @@ inline asio::awaitable<client_websocket> connect(std::string url, const options&
 inline asio::awaitable<client_websocket> connect(std::string url, const options& opts, asio::ssl::context& tls,
                                                  const handshake_request& extra, std::error_code& ec) {
     return detail::start_connect(std::move(url), opts, &tls, extra, &ec);
+}
+
+// Any completion token: these run on `ex` and complete with (std::error_code,
+// client_websocket); for use_awaitable they are the forms above.
+
+/// As connect(url), for any completion token, on the executor `ex`.
+template <COROWS_TOKEN_FOR(void(std::error_code, client_websocket)) Token>
+auto connect(asio::any_io_executor ex, std::string url, Token&& token) {
+    return detail::launch(ex, std::forward<Token>(token), [url = std::move(url)]() mutable {
+        return detail::start_connect(std::move(url), options(), nullptr, handshake_request(), nullptr);
+    });
+}
+
+/// As connect(url, opts), for any completion token, on the executor `ex`.
+template <COROWS_TOKEN_FOR(void(std::error_code, client_websocket)) Token>
+auto connect(asio::any_io_executor ex, std::string url, options opts, Token&& token) {
+    return detail::launch(ex, std::forward<Token>(token), [url = std::move(url), opts = std::move(opts)]() mutable {
+        return detail::start_connect(std::move(url), opts, nullptr, handshake_request(), nullptr);
+    });
+}
+
+/// As connect(url, opts, extra), for any completion token, on the executor `ex`.
+template <COROWS_TOKEN_FOR(void(std::error_code, client_websocket)) Token>
+auto connect(asio::any_io_executor ex, std::string url, options opts, handshake_request extra, Token&& token) {
+    return detail::launch(ex, std::forward<Token>(token),
+                          [url = std::move(url), opts = std::move(opts), extra = std::move(extra)]() mutable {
+                              return detail::start_connect(std::move(url), opts, nullptr, extra, nullptr);
+                          });
+}
+
+/// As connect(url, opts, tls, extra), for any completion token, on the executor `ex`; `tls`
+/// must outlive the operation.
+template <COROWS_TOKEN_FOR(void(std::error_code, client_websocket)) Token>
+auto connect(asio::any_io_executor ex, std::string url, options opts, asio::ssl::context& tls,
+             handshake_request extra, Token&& token) {
+    return detail::launch(ex, std::forward<Token>(token),
+                          [url = std::move(url), opts = std::move(opts), tls = &tls, extra = std::move(extra)]() mutable {
+                              return detail::start_connect(std::move(url), opts, tls, extra, nullptr);
+                          });
 }
 
 } // namespace corows

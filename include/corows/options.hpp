@@ -13,6 +13,11 @@ namespace corows {
 
 /// Limits, timeouts and extension settings of a websocket; the same type serves both roles.
 struct options {
+    // Declared so that `options{}` is not aggregate initialisation, which g++ 12 gets wrong
+    // inside a co_await expression (each member destroyed twice).
+    /// The defaults below.
+    options() = default;
+
     /// Largest message accepted, after decompression; a bigger one closes with 1009.
     std::size_t max_message_size = 16 * 1024 * 1024;
     /// Outgoing messages are split into frames of at most this payload; 0 never splits.

@@ -39,6 +39,9 @@ namespace corows {
 
 /// Settings of a server.
 struct server_options {
+    /// The defaults below (declared, as options' is, for g++ 12's sake).
+    server_options() = default;
+
     /// Every connection's settings.
     options connection{};
     /// Threads that run the server, each with its own io_context; 0 counts as 1.

@@ -3,6 +3,7 @@
 // they share in detail/pump.hpp, and every protocol rule in protocol/connection.hpp.
 #pragma once
 
+#include <corows/detail/initiate.hpp>
 #include <corows/detail/pump.hpp>
 #include <corows/error.hpp>
 #include <corows/message.hpp>
@@ -24,9 +25,14 @@
 #include <string_view>
 #include <system_error>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace corows {
+
+// accept_decision and handshake_request have constructors, so they are not aggregates: g++ 12
+// destroys the members of an aggregate initialised inside a co_await expression twice, and
+// these are built right there (`co_await ws.accept(req, corows::accept_decision("chat"))`).
 
 /// What a server adds to the 101 answer when it accepts.
 struct accept_decision {
@@ -35,12 +41,46 @@ struct accept_decision {
     std::optional<std::string> subprotocol;
     /// Extra response fields, e.g. Set-Cookie.
     std::vector<http_field> extra_fields;
+    /// This connection's settings in place of the server's (limits, timeouts, compression,
+    /// subprotocols); nullptr keeps them. Start from ws.get_options() to change a few.
+    std::shared_ptr<const options> settings;
+
+    /// No subprotocol chosen, no extra field.
+    accept_decision() = default;
+    /// Answers with `chosen` as the subprotocol.
+    explicit accept_decision(std::string chosen) : subprotocol(std::move(chosen)) {}
+    /// Adds the response field `name: value`; chains.
+    accept_decision& field(std::string name, std::string value) & {
+        extra_fields.emplace_back(std::move(name), std::move(value));
+        return *this;
+    }
+    /// Adds the response field `name: value` to a temporary; chains.
+    accept_decision&& field(std::string name, std::string value) && { return std::move(field(std::move(name), std::move(value))); }
+    /// Gives this connection the settings `o`; chains.
+    accept_decision& with_settings(options o) & {
+        settings = std::make_shared<const options>(std::move(o));
+        return *this;
+    }
+    /// Gives this connection the settings `o` (on a temporary); chains.
+    accept_decision&& with_settings(options o) && { return std::move(with_settings(std::move(o))); }
 };
 
 /// What a client adds to its upgrade request.
 struct handshake_request {
     std::string origin;                   ///< empty: no Origin field
     std::vector<http_field> extra_fields; ///< e.g. Authorization, Cookie
+
+    /// No Origin, no extra field.
+    handshake_request() = default;
+    /// Sends `Origin: origin_value`.
+    explicit handshake_request(std::string origin_value) : origin(std::move(origin_value)) {}
+    /// Adds the request field `name: value`; chains.
+    handshake_request& field(std::string name, std::string value) & {
+        extra_fields.emplace_back(std::move(name), std::move(value));
+        return *this;
+    }
+    /// Adds the request field `name: value` to a temporary; chains.
+    handshake_request&& field(std::string name, std::string value) && { return std::move(field(std::move(name), std::move(value))); }
 };
 
 template <class Stream>
@@ -96,29 +136,33 @@ public:
     websocket(Stream stream, std::shared_ptr<const options> opts)
         : s_(std::make_shared<pump>(std::move(stream), std::move(opts))) {}
 
+    /// An empty websocket, only to be assigned to (a result slot, as co_spawn's handler needs).
+    websocket() noexcept = default;
     websocket(websocket&&) noexcept = default;
-    /// Closes this connection's transport (if open) and takes over `other`'s.
+    /// Lets this connection go as the destructor does, and takes over `other`'s.
     websocket& operator=(websocket&& other) noexcept {
         if (this != &other) {
-            if (s_) s_->close_transport_now();
+            let_go();
             s_ = std::move(other.s_);
         }
         return *this;
     }
-    /// Closes the transport at once if still open; background timers and writes end with it.
-    ~websocket() {
-        if (s_) s_->close_transport_now();
-    }
+    /// An open connection is not cut: what was queued is sent, then the close handshake
+    /// (1000) runs in the background on the connection's executor, bounded by
+    /// options::close_timeout. A connection still in its opening handshake, or after
+    /// abort(), closes its transport at once.
+    ~websocket() { let_go(); }
 
     /// The wrapped stream.
     Stream& next_layer() noexcept { return s_->stream; }
     /// The stream's executor.
     executor_type get_executor() { return s_->stream.get_executor(); }
-    /// The options given at construction.
+    /// The settings in force: those given at construction, or a server's
+    /// accept_decision::settings for this connection.
     const options& get_options() const noexcept { return s_->conn.settings(); }
     /// True between a successful handshake and the closing of the transport.
     bool is_open() const noexcept {
-        return !s_->transport_closed && s_->conn.state() != connection_state::connecting &&
+        return s_ && !s_->transport_closed && s_->conn.state() != connection_state::connecting &&
                s_->conn.state() != connection_state::closed;
     }
     /// Bytes accepted by write operations and not yet written to the stream, charged at what
@@ -144,41 +188,54 @@ public:
     /// Called when the peer's close frame arrives, with its code and reason.
     void on_close(std::function<void(std::uint16_t, std::string_view)> f) { callbacks().on_close = std::move(f); }
 
+    // Every operation that completes later takes a completion token last: by default
+    // asio::use_awaitable (`co_await ws.read_message(m)`), or any other Asio token
+    // (use_future, a callback, deferred, as_tuple(use_awaitable), redirect_error, detached).
+    // The awaitable throws std::system_error on failure; other tokens complete with
+    // (std::error_code[, value]) instead. Buffers and strings passed as spans or views must
+    // stay valid until the operation completes; everything else is copied into it.
+
     // ---------------------------------------------------------------- server handshake (impl/accept.hpp)
 
     /// Server: reads the upgrade request and answers it (101, or 400/426/... and close).
-    asio::awaitable<void> accept();
+    template <COROWS_TOKEN_FOR(void(std::error_code)) Token = detail::default_token>
+    auto accept(Token&& token = {});
     /// Server: as accept(), reporting failure in `ec` (the refusal has been sent).
     asio::awaitable<void> accept(std::error_code& ec);
     /// Server: reads one HTTP request head (for a custom server that routes, authenticates,
     /// or serves plain HTTP on the same port). Bytes after the head stay buffered.
-    asio::awaitable<http_request> read_request();
+    template <COROWS_TOKEN_FOR(void(std::error_code, http_request)) Token = detail::default_token>
+    auto read_request(Token&& token = {});
     /// Server: as read_request(), reporting failure in `ec`.
     asio::awaitable<http_request> read_request(std::error_code& ec);
     /// Server: validates a request the application read and accepts it, or refuses it with
     /// the RFC's status and closes.
-    asio::awaitable<void> accept(const http_request& req, accept_decision d);
-    /// Server: accept(req, {}).
-    asio::awaitable<void> accept(const http_request& req);
+    template <COROWS_TOKEN_FOR(void(std::error_code)) Token = detail::default_token>
+    auto accept(http_request req, accept_decision d, Token&& token = {});
+    /// Server: accept(req, accept_decision()).
+    template <COROWS_TOKEN_FOR(void(std::error_code)) Token = detail::default_token>
+    auto accept(http_request req, Token&& token = {});
     /// Server: as accept(req, d), reporting failure in `ec`.
     asio::awaitable<void> accept(const http_request& req, const accept_decision& d, std::error_code& ec);
     /// Server: accepts a request already validated with validate_upgrade_request().
     asio::awaitable<void> accept(const upgrade_request& up, const accept_decision& d, std::error_code& ec);
     /// Server: refuses the request with `status`, a plain-text `body`, and closes.
-    asio::awaitable<void> refuse(unsigned status, std::string_view body = {},
-                                 std::span<const http_field> extra_fields = {});
+    template <COROWS_TOKEN_FOR(void(std::error_code)) Token = detail::default_token>
+    auto refuse(unsigned status, std::string_view body = {}, std::span<const http_field> extra_fields = {},
+                Token&& token = {});
 
     // ---------------------------------------------------------------- client handshake (impl/handshake.hpp)
 
     /// Client: sends the upgrade request for `target` on `host` (with ":port" unless the
     /// default) and checks the answer, negotiating subprotocols and permessage-deflate.
-    asio::awaitable<void> handshake(std::string host, std::string target, handshake_request extra);
-    // Overloads rather than default arguments: GCC 12 destroys a class-type default argument
-    // of a call inside a co_await expression twice.
-    /// Client: handshake(host, target, {}).
-    asio::awaitable<void> handshake(std::string host, std::string target);
-    /// Client: handshake(host, "/", {}).
-    asio::awaitable<void> handshake(std::string host);
+    template <COROWS_TOKEN_FOR(void(std::error_code)) Token = detail::default_token>
+    auto handshake(std::string host, std::string target, handshake_request extra, Token&& token = {});
+    /// Client: handshake(host, target, handshake_request()).
+    template <COROWS_TOKEN_FOR(void(std::error_code)) Token = detail::default_token>
+    auto handshake(std::string host, std::string target, Token&& token = {});
+    /// Client: handshake(host, "/", handshake_request()).
+    template <COROWS_TOKEN_FOR(void(std::error_code)) Token = detail::default_token>
+    auto handshake(std::string host, Token&& token = {});
     /// Client: as handshake(), reporting failure in `ec`.
     asio::awaitable<void> handshake(std::string host, std::string target, const handshake_request& extra,
                                     std::error_code& ec);
@@ -186,15 +243,17 @@ public:
     // ---------------------------------------------------------------- reading (impl/read.hpp)
 
     /// Reads the next message; nullopt once the connection closed (close_code() says how).
-    /// Throws std::system_error on protocol violations, timeouts and I/O errors. If cancelled
-    /// (e.g. `read_message() || timer`), it throws operation_aborted and the part of a
-    /// message already received is kept for the next read_message().
-    asio::awaitable<std::optional<message>> read_message();
+    /// Fails on protocol violations, timeouts and I/O errors. If cancelled (e.g.
+    /// `read_message() || timer`), it fails with operation_aborted and the part of a message
+    /// already received is kept for the next read_message().
+    template <COROWS_TOKEN_FOR(void(std::error_code, std::optional<message>)) Token = detail::default_token>
+    auto read_message(Token&& token = {});
     /// Reads the next message into `m`, reusing its storage; false once the connection
     /// closed. An unfragmented uncompressed payload is borrowed from the receive buffer
-    /// (valid until the next read). Throws like read_message(). A cancelled read leaves the
+    /// (valid until the next read). Fails like read_message(). A cancelled read leaves the
     /// part of a message already received in `m`: pass the same `m` to the next read.
-    asio::awaitable<bool> read_message(message& m);
+    template <COROWS_TOKEN_FOR(void(std::error_code, bool)) Token = detail::default_token>
+    auto read_message(message& m, Token&& token = {});
     /// Reads the next message into `m`; error::closed once the connection closed.
     asio::awaitable<void> read_message(message& m, std::error_code& ec);
 
@@ -203,19 +262,23 @@ public:
     /// Queues a message; completes once it is queued (or, if the queue is over its limit,
     /// once there is room). Compressed when permessage-deflate is on, `compress` is set and
     /// the message reaches the threshold.
-    asio::awaitable<void> write_message(std::span<const std::uint8_t> payload, message_kind kind,
-                                        bool compress = true);
+    template <COROWS_TOKEN_FOR(void(std::error_code)) Token = detail::default_token>
+    auto write_message(std::span<const std::uint8_t> payload, message_kind kind, bool compress = true,
+                       Token&& token = {});
     /// As write_message(payload, kind, compress), reporting failure in `ec`.
     asio::awaitable<void> write_message(std::span<const std::uint8_t> payload, message_kind kind,
                                         bool compress, std::error_code& ec);
     /// Writes `m` with its own kind (an echo).
-    asio::awaitable<void> write_message(const message& m);
+    template <COROWS_TOKEN_FOR(void(std::error_code)) Token = detail::default_token>
+    auto write_message(const message& m, Token&& token = {});
     /// Writes `m` with its own kind, reporting failure in `ec`.
     asio::awaitable<void> write_message(const message& m, std::error_code& ec);
     /// Writes a text message (`text` must be UTF-8).
-    asio::awaitable<void> write_text(std::string_view text);
+    template <COROWS_TOKEN_FOR(void(std::error_code)) Token = detail::default_token>
+    auto write_text(std::string_view text, Token&& token = {});
     /// Writes a binary message.
-    asio::awaitable<void> write_binary(std::span<const std::uint8_t> data);
+    template <COROWS_TOKEN_FOR(void(std::error_code)) Token = detail::default_token>
+    auto write_binary(std::span<const std::uint8_t> data, Token&& token = {});
 
     /// Queues a prepared message (a broadcast) without waiting: its frame is shared by
     /// reference, not copied, except where this connection needs other bytes (a client
@@ -233,17 +296,21 @@ public:
     bool send_text(std::string_view text) { return send(as_bytes(text), message_kind::text); }
     /// Queues a prepared message like send(), waiting for room (like write_message) instead
     /// of failing when the queue is full.
-    asio::awaitable<void> write_prepared(std::shared_ptr<const prepared_message> pm);
+    template <COROWS_TOKEN_FOR(void(std::error_code)) Token = detail::default_token>
+    auto write_prepared(std::shared_ptr<const prepared_message> pm, Token&& token = {});
 
     /// Sends a ping with up to 125 bytes of payload.
-    asio::awaitable<void> ping(std::span<const std::uint8_t> payload = {});
+    template <COROWS_TOKEN_FOR(void(std::error_code)) Token = detail::default_token>
+    auto ping(std::span<const std::uint8_t> payload = {}, Token&& token = {});
     /// As ping(payload), reporting failure in `ec`.
     asio::awaitable<void> ping(std::span<const std::uint8_t> payload, std::error_code& ec);
     /// Sends an unsolicited pong with up to 125 bytes of payload.
-    asio::awaitable<void> pong(std::span<const std::uint8_t> payload = {});
+    template <COROWS_TOKEN_FOR(void(std::error_code)) Token = detail::default_token>
+    auto pong(std::span<const std::uint8_t> payload = {}, Token&& token = {});
 
     /// Completes when everything queued so far has been written to the stream.
-    asio::awaitable<void> flush();
+    template <COROWS_TOKEN_FOR(void(std::error_code)) Token = detail::default_token>
+    auto flush(Token&& token = {});
     /// As flush(), reporting failure in `ec`.
     asio::awaitable<void> flush(std::error_code& ec);
 
@@ -251,7 +318,8 @@ public:
 
     /// Starts the close handshake (RFC 6455 §7): sends close once, waits for the peer's close
     /// (or the close timeout), then closes the transport. `reason` is cut to 123 bytes.
-    asio::awaitable<void> close(std::uint16_t code = 1000, std::string_view reason = {});
+    template <COROWS_TOKEN_FOR(void(std::error_code)) Token = detail::default_token>
+    auto close(std::uint16_t code = 1000, std::string_view reason = {}, Token&& token = {});
     /// As close(code, reason), reporting failure in `ec`.
     asio::awaitable<void> close(std::uint16_t code, std::string_view reason, std::error_code& ec);
     /// Starts the close handshake without waiting: queues the close frame (once) and arms the
@@ -267,6 +335,8 @@ private:
     friend void run_events(std::shared_ptr<websocket<S>>,
                            std::type_identity_t<std::shared_ptr<const event_handlers<S>>>);
     friend struct detail::event_driver<Stream>;
+
+    void let_go() noexcept;
 
     typename pump::callbacks& callbacks() {
         if (!s_->cb) s_->cb = std::make_unique<typename pump::callbacks>();

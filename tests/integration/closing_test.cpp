@@ -474,9 +474,49 @@ BOOST_AUTO_TEST_CASE(dropped_transport_reports_1006) {
         });
 }
 
-BOOST_AUTO_TEST_CASE(destroying_an_open_websocket_drops_the_connection) {
-    // Keepalive pings keep a background task alive; it must not keep the socket open once
-    // the websocket object is gone.
+BOOST_AUTO_TEST_CASE(a_message_written_before_the_scope_ends_is_delivered) {
+    // The websocket is destroyed right after write_text: "bye" still goes, then a 1000 close.
+    std::optional<std::string> got;
+    std::uint16_t code = 0;
+    run_pair({}, {},
+        [&](tcp_ws& ws) -> asio::awaitable<void> {
+            tcp_ws mine(std::move(ws));
+            co_await mine.write_text("bye");
+        },
+        [&](tcp_ws& ws) -> asio::awaitable<void> {
+            auto m = co_await ws.read_message();
+            if (m) got = std::string(m->text());
+            BOOST_TEST(!(co_await ws.read_message()).has_value());
+            code = ws.close_code();
+        });
+    BOOST_TEST(got.value_or("(nothing)") == "bye");
+    BOOST_TEST(code == 1000);
+}
+
+BOOST_AUTO_TEST_CASE(everything_queued_before_the_scope_ends_is_delivered) {
+    // Just under the queue limit (1 MiB), queued without waiting, then the scope ends.
+    constexpr int count = 60;
+    int received = 0;
+    std::uint16_t code = 0;
+    run_pair({}, {},
+        [&](tcp_ws& ws) -> asio::awaitable<void> {
+            tcp_ws mine(std::move(ws));
+            std::string payload(16 * 1024, 'q');
+            for (int i = 0; i < count; ++i) BOOST_REQUIRE(mine.send_text(payload));
+            co_return;
+        },
+        [&](tcp_ws& ws) -> asio::awaitable<void> {
+            corows::message m;
+            while (co_await ws.read_message(m)) ++received;
+            code = ws.close_code();
+        });
+    BOOST_TEST(received == count);
+    BOOST_TEST(code == 1000);
+}
+
+BOOST_AUTO_TEST_CASE(destroying_an_open_websocket_closes_it_in_the_background) {
+    // Keepalive pings keep a background task alive: the close handshake still ends the
+    // connection once the websocket object is gone.
     options o;
     o.ping_interval = milliseconds(30);
     run_raw_client(o,
@@ -486,12 +526,62 @@ BOOST_AUTO_TEST_CASE(destroying_an_open_websocket_drops_the_connection) {
         },
         [&](raw_peer& p, loop& l) -> asio::awaitable<void> {
             co_await p.upgrade(l.host(), "");
-            p.set_timeout(milliseconds(1000));
+            p.set_timeout(milliseconds(3000));
+            bool closed = false;
             for (;;) {
                 auto f = co_await p.read_frame();
                 if (!f) break;
-                BOOST_TEST(f->op == 0x9);
-                co_await p.send(client_frame(0xA, ""));
+                if (f->op == 0x9) {
+                    co_await p.send(client_frame(0xA, ""));
+                } else {
+                    BOOST_TEST(f->op == 0x8);
+                    BOOST_TEST(f->payload.size() >= 2u);
+                    BOOST_TEST((f->payload[0] << 8 | f->payload[1]) == 1000);
+                    closed = true;
+                    co_await p.send(client_frame(0x8, close_payload(1000)));
+                }
+            }
+            BOOST_TEST(closed);
+            BOOST_TEST(p.saw_eof(), "connection still open: " << p.last_error().message());
+        });
+}
+
+BOOST_AUTO_TEST_CASE(a_destroyed_websocket_gives_up_on_a_silent_peer_after_the_close_timeout) {
+    options o;
+    o.close_timeout = milliseconds(300);
+    long long took = -1;
+    run_raw_client(o,
+        [&](tcp_ws& ws) -> asio::awaitable<void> {
+            co_await ws.accept();
+            tcp_ws gone(std::move(ws));
+        },
+        [&](raw_peer& p, loop& l) -> asio::awaitable<void> {
+            co_await p.upgrade(l.host(), "");
+            auto t0 = std::chrono::steady_clock::now();
+            close_info c = co_await expect_close(p);
+            BOOST_TEST(c.code == 1000);
+            bool eof = co_await expect_eof(p);
+            took = ms_since(t0);
+            BOOST_TEST(eof);
+        });
+    BOOST_TEST(took >= 250);
+    BOOST_TEST(took < 3000);
+}
+
+BOOST_AUTO_TEST_CASE(abort_drops_the_connection_without_a_close_frame) {
+    run_raw_client({},
+        [&](tcp_ws& ws) -> asio::awaitable<void> {
+            co_await ws.accept();
+            co_await ws.write_text("never sent");
+            ws.abort();
+        },
+        [&](raw_peer& p, loop& l) -> asio::awaitable<void> {
+            co_await p.upgrade(l.host(), "");
+            p.set_timeout(milliseconds(3000));
+            for (;;) {
+                auto f = co_await p.read_frame();
+                if (!f) break;
+                BOOST_TEST(f->op != 0x8, "a close frame after abort()");
             }
             BOOST_TEST(p.saw_eof(), "connection still open: " << p.last_error().message());
         });

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <corows/detail/awaiting.hpp>
+#include <corows/detail/initiate.hpp>
 #include <corows/detail/pump.hpp>
 #include <corows/protocol/handshake.hpp>
 #include <corows/protocol/http.hpp>
@@ -82,6 +83,7 @@ inline std::string choose_subprotocol(const options& o, const upgrade_request& u
 template <class Stream>
 asio::awaitable<std::error_code> accept_upgrade(std::shared_ptr<pump<Stream>> s, const upgrade_request& up,
                                                 const accept_decision& d) {
+    s->conn.use_settings(d.settings);
     const options& o = s->conn.settings();
     std::string sub = d.subprotocol ? *d.subprotocol : choose_subprotocol(o, up);
     std::string ext;
@@ -142,16 +144,41 @@ asio::awaitable<std::error_code> accept(std::shared_ptr<pump<Stream>> s) {
 }
 
 template <class Stream>
-asio::awaitable<void> accept_or_throw(std::shared_ptr<pump<Stream>> s, const http_request& req,
-                                      std::shared_ptr<accept_decision> d) {
-    throw_if(co_await accept_request(s, req, *d));
+asio::awaitable<void> accept_or_throw(std::shared_ptr<pump<Stream>> s) {
+    throw_if(co_await accept(std::move(s)));
+}
+
+template <class Stream>
+asio::awaitable<void> accept_or_throw(std::shared_ptr<pump<Stream>> s, http_request req, accept_decision d) {
+    throw_if(co_await accept_request(std::move(s), req, d));
+}
+
+/// read_request(): one request head; the handshake timer pauses once it is read.
+template <class Stream>
+asio::awaitable<http_request> read_request(std::shared_ptr<pump<Stream>> s, std::error_code* report) {
+    http_request_parser parser(s->conn.settings().http);
+    handshake_phase(s);
+    std::error_code ec = co_await read_head(s, parser);
+    // The application decides now (routing, authentication): its time is its own.
+    s->conn.pause_handshake();
+    s->arm_timer(s);
+    if (report) *report = ec;
+    else throw_if(ec);
+    co_return parser.release();
+}
+
+template <class Stream>
+asio::awaitable<void> refuse(std::shared_ptr<pump<Stream>> s, std::string text) {
+    co_await write_and_close(std::move(s), std::move(text));
 }
 
 } // namespace detail
 
 template <class Stream>
-asio::awaitable<void> websocket<Stream>::accept() {
-    detail::throw_if(co_await detail::accept(s_));
+template <COROWS_TOKEN_FOR(void(std::error_code)) Token>
+auto websocket<Stream>::accept(Token&& token) {
+    return detail::launch(get_executor(), std::forward<Token>(token),
+                          [s = s_]() mutable { return detail::accept_or_throw(std::move(s)); });
 }
 
 template <class Stream>
@@ -160,33 +187,30 @@ asio::awaitable<void> websocket<Stream>::accept(std::error_code& ec) {
 }
 
 template <class Stream>
-asio::awaitable<http_request> websocket<Stream>::read_request() {
-    std::error_code ec;
-    http_request req = co_await read_request(ec);
-    detail::throw_if(ec);
-    co_return req;
+template <COROWS_TOKEN_FOR(void(std::error_code, http_request)) Token>
+auto websocket<Stream>::read_request(Token&& token) {
+    return detail::launch(get_executor(), std::forward<Token>(token),
+                          [s = s_]() mutable { return detail::read_request(std::move(s), nullptr); });
 }
 
 template <class Stream>
 asio::awaitable<http_request> websocket<Stream>::read_request(std::error_code& ec) {
-    auto s = s_;
-    http_request_parser parser(s->conn.settings().http);
-    detail::handshake_phase(s);
-    ec = co_await detail::read_head(s, parser);
-    // The application decides now (routing, authentication): its time is its own.
-    s->conn.pause_handshake();
-    s->arm_timer(s);
-    co_return parser.release();
+    return detail::read_request(s_, &ec);
 }
 
 template <class Stream>
-asio::awaitable<void> websocket<Stream>::accept(const http_request& req, accept_decision d) {
-    return detail::accept_or_throw(s_, req, std::make_shared<accept_decision>(std::move(d)));
+template <COROWS_TOKEN_FOR(void(std::error_code)) Token>
+auto websocket<Stream>::accept(http_request req, accept_decision d, Token&& token) {
+    return detail::launch(get_executor(), std::forward<Token>(token),
+                          [s = s_, req = std::move(req), d = std::move(d)]() mutable {
+                              return detail::accept_or_throw(std::move(s), std::move(req), std::move(d));
+                          });
 }
 
 template <class Stream>
-asio::awaitable<void> websocket<Stream>::accept(const http_request& req) {
-    return accept(req, accept_decision{});
+template <COROWS_TOKEN_FOR(void(std::error_code)) Token>
+auto websocket<Stream>::accept(http_request req, Token&& token) {
+    return accept(std::move(req), accept_decision(), std::forward<Token>(token));
 }
 
 template <class Stream>
@@ -202,10 +226,13 @@ asio::awaitable<void> websocket<Stream>::accept(const upgrade_request& up, const
 }
 
 template <class Stream>
-asio::awaitable<void> websocket<Stream>::refuse(unsigned status, std::string_view body,
-                                                std::span<const http_field> extra_fields) {
-    std::string text = build_refusal_response(status, body, extra_fields);
-    co_await detail::write_and_close(s_, std::move(text));
+template <COROWS_TOKEN_FOR(void(std::error_code)) Token>
+auto websocket<Stream>::refuse(unsigned status, std::string_view body, std::span<const http_field> extra_fields,
+                               Token&& token) {
+    return detail::launch(get_executor(), std::forward<Token>(token),
+                          [s = s_, text = build_refusal_response(status, body, extra_fields)]() mutable {
+                              return detail::refuse(std::move(s), std::move(text));
+                          });
 }
 
 } // namespace corows

@@ -3,10 +3,13 @@
 #pragma once
 
 #include <corows/detail/awaiting.hpp>
+#include <corows/detail/initiate.hpp>
 #include <corows/detail/pump.hpp>
 #include <corows/impl/read.hpp>
 
 #include <asio/awaitable.hpp>
+#include <asio/co_spawn.hpp>
+#include <asio/detached.hpp>
 
 #include <memory>
 #include <string_view>
@@ -65,14 +68,46 @@ asio::awaitable<std::error_code> close(std::shared_ptr<pump<Stream>> s, std::uin
 
 } // namespace detail
 
+namespace detail {
+
 template <class Stream>
-asio::awaitable<void> websocket<Stream>::close(std::uint16_t code, std::string_view reason) {
-    detail::throw_if(co_await detail::close(s_, code, reason));
+asio::awaitable<void> close_or_throw(std::shared_ptr<pump<Stream>> s, std::uint16_t code, std::string reason) {
+    throw_if(co_await close(std::move(s), code, reason));
+}
+
+} // namespace detail
+
+template <class Stream>
+template <COROWS_TOKEN_FOR(void(std::error_code)) Token>
+auto websocket<Stream>::close(std::uint16_t code, std::string_view reason, Token&& token) {
+    return detail::launch(get_executor(), std::forward<Token>(token),
+                          [s = s_, code, reason = std::string(reason)]() mutable {
+                              return detail::close_or_throw(std::move(s), code, std::move(reason));
+                          });
 }
 
 template <class Stream>
 asio::awaitable<void> websocket<Stream>::close(std::uint16_t code, std::string_view reason, std::error_code& ec) {
     ec = co_await detail::close(s_, code, reason);
+}
+
+template <class Stream>
+void websocket<Stream>::let_go() noexcept {
+    if (!s_) return;
+    auto s = std::move(s_);
+    if (s->transport_closed) return;
+    auto state = s->conn.state();
+    if (state == connection_state::open || state == connection_state::closing) {
+        try {
+            // The coroutine keeps the connection alive until the transport is closed.
+            auto ex = s->stream.get_executor();
+            asio::co_spawn(ex, detail::close(s, 1000, {}), asio::detached);
+            return;
+        } catch (...) {
+            // No memory for the coroutine: cut the connection as abort() would.
+        }
+    }
+    s->close_transport_now();
 }
 
 template <class Stream>

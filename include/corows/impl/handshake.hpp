@@ -3,6 +3,7 @@
 #pragma once
 
 #include <corows/detail/awaiting.hpp>
+#include <corows/detail/initiate.hpp>
 #include <corows/detail/pump.hpp>
 #include <corows/impl/accept.hpp>
 #include <corows/protocol/handshake.hpp>
@@ -67,26 +68,32 @@ asio::awaitable<std::error_code> handshake(std::shared_ptr<pump<Stream>> s, cons
 
 template <class Stream>
 asio::awaitable<void> handshake_or_throw(std::shared_ptr<pump<Stream>> s, std::string host, std::string target,
-                                         std::shared_ptr<handshake_request> extra) {
-    throw_if(co_await handshake(s, host, target, *extra));
+                                         handshake_request extra) {
+    throw_if(co_await handshake(std::move(s), host, target, extra));
 }
 
 } // namespace detail
 
 template <class Stream>
-asio::awaitable<void> websocket<Stream>::handshake(std::string host, std::string target, handshake_request extra) {
-    return detail::handshake_or_throw(s_, std::move(host), std::move(target),
-                                      std::make_shared<handshake_request>(std::move(extra)));
+template <COROWS_TOKEN_FOR(void(std::error_code)) Token>
+auto websocket<Stream>::handshake(std::string host, std::string target, handshake_request extra, Token&& token) {
+    return detail::launch(get_executor(), std::forward<Token>(token),
+                          [s = s_, host = std::move(host), target = std::move(target), extra = std::move(extra)]() mutable {
+                              return detail::handshake_or_throw(std::move(s), std::move(host), std::move(target),
+                                                                std::move(extra));
+                          });
 }
 
 template <class Stream>
-asio::awaitable<void> websocket<Stream>::handshake(std::string host, std::string target) {
-    return handshake(std::move(host), std::move(target), handshake_request{});
+template <COROWS_TOKEN_FOR(void(std::error_code)) Token>
+auto websocket<Stream>::handshake(std::string host, std::string target, Token&& token) {
+    return handshake(std::move(host), std::move(target), handshake_request(), std::forward<Token>(token));
 }
 
 template <class Stream>
-asio::awaitable<void> websocket<Stream>::handshake(std::string host) {
-    return handshake(std::move(host), "/", handshake_request{});
+template <COROWS_TOKEN_FOR(void(std::error_code)) Token>
+auto websocket<Stream>::handshake(std::string host, Token&& token) {
+    return handshake(std::move(host), "/", handshake_request(), std::forward<Token>(token));
 }
 
 template <class Stream>

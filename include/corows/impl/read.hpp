@@ -2,6 +2,7 @@
 #pragma once
 
 #include <corows/detail/awaiting.hpp>
+#include <corows/detail/initiate.hpp>
 #include <corows/detail/pump.hpp>
 
 #include <asio/awaitable.hpp>
@@ -99,13 +100,10 @@ asio::awaitable<bool> read_loop(std::shared_ptr<pump<Stream>> s, message& m, std
     co_return true;
 }
 
-} // namespace detail
-
+/// read_message(): assembles in the connection, not in this frame, so that a cancelled read
+/// does not take the fragments it consumed down with it.
 template <class Stream>
-asio::awaitable<std::optional<message>> websocket<Stream>::read_message() {
-    // Assemble in the connection, not in this frame: a cancelled read must not take the
-    // fragments it consumed down with it.
-    auto s = s_;
+asio::awaitable<std::optional<message>> read_owned(std::shared_ptr<pump<Stream>> s) {
     if (!s->assembly) s->assembly = std::make_unique<message>();
     std::error_code ec;
     co_await detail::read_loop(s, *s->assembly, &ec);
@@ -116,9 +114,20 @@ asio::awaitable<std::optional<message>> websocket<Stream>::read_message() {
     co_return std::optional<message>(std::move(m));
 }
 
+} // namespace detail
+
 template <class Stream>
-asio::awaitable<bool> websocket<Stream>::read_message(message& m) {
-    return detail::read_loop(s_, m, nullptr);
+template <COROWS_TOKEN_FOR(void(std::error_code, std::optional<message>)) Token>
+auto websocket<Stream>::read_message(Token&& token) {
+    return detail::launch(get_executor(), std::forward<Token>(token),
+                          [s = s_]() mutable { return detail::read_owned(std::move(s)); });
+}
+
+template <class Stream>
+template <COROWS_TOKEN_FOR(void(std::error_code, bool)) Token>
+auto websocket<Stream>::read_message(message& m, Token&& token) {
+    return detail::launch(get_executor(), std::forward<Token>(token),
+                          [s = s_, &m]() mutable { return detail::read_loop(std::move(s), m, nullptr); });
 }
 
 template <class Stream>

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <corows/detail/awaiting.hpp>
+#include <corows/detail/initiate.hpp>
 #include <corows/detail/pump.hpp>
 
 #include <asio/awaitable.hpp>
@@ -135,9 +136,12 @@ bool send_now(const std::shared_ptr<pump<Stream>>& s, std::span<const std::uint8
 } // namespace detail
 
 template <class Stream>
-asio::awaitable<void> websocket<Stream>::write_message(std::span<const std::uint8_t> payload, message_kind kind,
-                                                       bool compress) {
-    return detail::write(s_, payload, kind, compress, nullptr);
+template <COROWS_TOKEN_FOR(void(std::error_code)) Token>
+auto websocket<Stream>::write_message(std::span<const std::uint8_t> payload, message_kind kind, bool compress,
+                                      Token&& token) {
+    return detail::launch(get_executor(), std::forward<Token>(token), [s = s_, payload, kind, compress]() mutable {
+        return detail::write(std::move(s), payload, kind, compress, nullptr);
+    });
 }
 
 template <class Stream>
@@ -147,8 +151,9 @@ asio::awaitable<void> websocket<Stream>::write_message(std::span<const std::uint
 }
 
 template <class Stream>
-asio::awaitable<void> websocket<Stream>::write_message(const message& m) {
-    return detail::write(s_, m.data(), m.kind(), true, nullptr);
+template <COROWS_TOKEN_FOR(void(std::error_code)) Token>
+auto websocket<Stream>::write_message(const message& m, Token&& token) {
+    return write_message(m.data(), m.kind(), true, std::forward<Token>(token));
 }
 
 template <class Stream>
@@ -157,13 +162,15 @@ asio::awaitable<void> websocket<Stream>::write_message(const message& m, std::er
 }
 
 template <class Stream>
-asio::awaitable<void> websocket<Stream>::write_text(std::string_view text) {
-    return detail::write(s_, as_bytes(text), message_kind::text, true, nullptr);
+template <COROWS_TOKEN_FOR(void(std::error_code)) Token>
+auto websocket<Stream>::write_text(std::string_view text, Token&& token) {
+    return write_message(as_bytes(text), message_kind::text, true, std::forward<Token>(token));
 }
 
 template <class Stream>
-asio::awaitable<void> websocket<Stream>::write_binary(std::span<const std::uint8_t> data) {
-    return detail::write(s_, data, message_kind::binary, true, nullptr);
+template <COROWS_TOKEN_FOR(void(std::error_code)) Token>
+auto websocket<Stream>::write_binary(std::span<const std::uint8_t> data, Token&& token) {
+    return write_message(data, message_kind::binary, true, std::forward<Token>(token));
 }
 
 template <class Stream>
@@ -178,22 +185,48 @@ bool websocket<Stream>::send(std::span<const std::uint8_t> payload, message_kind
     return detail::send_now(s_, payload, kind, compress);
 }
 
+namespace detail {
+
+/// write_prepared(): waits for room, then queues `pm`.
 template <class Stream>
-asio::awaitable<void> websocket<Stream>::write_prepared(std::shared_ptr<const prepared_message> pm) {
-    auto s = s_;
+asio::awaitable<void> write_prepared(std::shared_ptr<pump<Stream>> s, std::shared_ptr<const prepared_message> pm) {
     for (;;) {
-        detail::throw_if(s->conn.write_status());
+        throw_if(s->conn.write_status());
         if (s->conn.has_room()) break;
         s->kick(s);
-        detail::throw_if(co_await detail::wait(s));
+        throw_if(co_await wait(s));
     }
-    detail::throw_if(detail::queue_prepared(s, pm));
+    throw_if(queue_prepared(s, pm));
+}
+
+/// ping() and pong(): queued at once; the coroutine only reports.
+template <class Stream>
+asio::awaitable<void> control(std::shared_ptr<pump<Stream>> s, opcode op, std::span<const std::uint8_t> payload) {
+    throw_if(queue_control(s, op, payload));
+    co_return;
 }
 
 template <class Stream>
-asio::awaitable<void> websocket<Stream>::ping(std::span<const std::uint8_t> payload) {
-    detail::throw_if(detail::queue_control(s_, opcode::ping, payload));
-    co_return;
+asio::awaitable<void> flush_or_throw(std::shared_ptr<pump<Stream>> s) {
+    throw_if(co_await flush_queue(s));
+}
+
+} // namespace detail
+
+template <class Stream>
+template <COROWS_TOKEN_FOR(void(std::error_code)) Token>
+auto websocket<Stream>::write_prepared(std::shared_ptr<const prepared_message> pm, Token&& token) {
+    return detail::launch(get_executor(), std::forward<Token>(token), [s = s_, pm = std::move(pm)]() mutable {
+        return detail::write_prepared(std::move(s), std::move(pm));
+    });
+}
+
+template <class Stream>
+template <COROWS_TOKEN_FOR(void(std::error_code)) Token>
+auto websocket<Stream>::ping(std::span<const std::uint8_t> payload, Token&& token) {
+    return detail::launch(get_executor(), std::forward<Token>(token), [s = s_, payload]() mutable {
+        return detail::control(std::move(s), opcode::ping, payload);
+    });
 }
 
 template <class Stream>
@@ -203,14 +236,18 @@ asio::awaitable<void> websocket<Stream>::ping(std::span<const std::uint8_t> payl
 }
 
 template <class Stream>
-asio::awaitable<void> websocket<Stream>::pong(std::span<const std::uint8_t> payload) {
-    detail::throw_if(detail::queue_control(s_, opcode::pong, payload));
-    co_return;
+template <COROWS_TOKEN_FOR(void(std::error_code)) Token>
+auto websocket<Stream>::pong(std::span<const std::uint8_t> payload, Token&& token) {
+    return detail::launch(get_executor(), std::forward<Token>(token), [s = s_, payload]() mutable {
+        return detail::control(std::move(s), opcode::pong, payload);
+    });
 }
 
 template <class Stream>
-asio::awaitable<void> websocket<Stream>::flush() {
-    detail::throw_if(co_await detail::flush_queue(s_));
+template <COROWS_TOKEN_FOR(void(std::error_code)) Token>
+auto websocket<Stream>::flush(Token&& token) {
+    return detail::launch(get_executor(), std::forward<Token>(token),
+                          [s = s_]() mutable { return detail::flush_or_throw(std::move(s)); });
 }
 
 template <class Stream>

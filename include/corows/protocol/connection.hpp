@@ -83,8 +83,15 @@ public:
 
     /// Where the connection is in its life.
     connection_state state() const noexcept { return state_; }
-    /// The settings given at construction.
+    /// The settings given at construction, or by use_settings().
     const options& settings() const noexcept { return *opts_; }
+    /// Replaces the settings while connecting (a server's decision for this one connection,
+    /// before it answers the upgrade); false, changing nothing, once open or for nullptr.
+    bool use_settings(std::shared_ptr<const options> opts) noexcept {
+        if (state_ != connection_state::connecting || !opts) return false;
+        opts_ = std::move(opts);
+        return true;
+    }
     /// Our role (meaningful once open()).
     role local() const noexcept { return writer_.local(); }
     /// The negotiated subprotocol; empty if none.

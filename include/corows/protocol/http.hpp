@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 namespace corows {
@@ -19,6 +20,13 @@ namespace corows {
 struct http_field {
     std::string name;
     std::string value;
+
+    // Constructors rather than an aggregate: g++ 12 destroys twice the members of an
+    // aggregate initialised inside a co_await expression; a constructed object is safe.
+    /// An empty field.
+    http_field() = default;
+    /// The field `n: v`.
+    http_field(std::string n, std::string v) : name(std::move(n)), value(std::move(v)) {}
 };
 
 /// Bounds on what a peer may make the parser buffer.

@@ -1,0 +1,96 @@
+// Completion tokens for websocket<Stream>'s and connect()'s operations: use_awaitable (the
+// default) returns the operation's own coroutine; any other token runs that coroutine with
+// co_spawn and reports what it throws as an error_code.
+#pragma once
+
+#include <asio/associated_cancellation_slot.hpp>
+#include <asio/associated_executor.hpp>
+#include <asio/async_result.hpp>
+#include <asio/awaitable.hpp>
+#include <asio/bind_cancellation_slot.hpp>
+#include <asio/bind_executor.hpp>
+#include <asio/co_spawn.hpp>
+#include <asio/use_awaitable.hpp>
+
+#include <exception>
+#include <system_error>
+#include <type_traits>
+#include <utility>
+
+namespace corows::detail {
+
+/// The completion signature of an operation whose coroutine returns T.
+template <class T>
+struct signature_of {
+    using type = void(std::error_code, T);
+};
+template <>
+struct signature_of<void> {
+    using type = void(std::error_code);
+};
+template <class T>
+using signature_of_t = typename signature_of<T>::type;
+
+/// The value type of an awaitable.
+template <class A>
+using awaited_t = typename A::value_type;
+
+/// The token an operation takes when given none.
+using default_token = asio::use_awaitable_t<>;
+
+/// An operation's result as the generic path reports it: the error, then the value.
+template <class T>
+struct outcome {
+    std::error_code ec;
+    T value{};
+};
+template <>
+struct outcome<void> {
+    std::error_code ec;
+};
+
+/// Runs `op` and catches the std::system_error it throws into an outcome. Other exceptions
+/// (std::bad_alloc) propagate, as they would out of a completion handler.
+template <class T>
+asio::awaitable<outcome<T>> catch_error(asio::awaitable<T> op) {
+    outcome<T> r;
+    try {
+        if constexpr (std::is_void_v<T>) co_await std::move(op);
+        else r.value = co_await std::move(op);
+    } catch (const std::system_error& e) {
+        r.ec = e.code();
+    }
+    co_return r;
+}
+
+/// Starts the coroutine that `make()` returns for `token`: use_awaitable gets that coroutine
+/// itself (no extra frame, no co_spawn); any other token gets it run on `ex`, its handler
+/// called on the handler's associated executor with (error_code[, value]). `make` owns the
+/// operation's arguments, so a deferred token may launch it later.
+template <class Token, class Executor, class Make>
+auto launch(const Executor& ex, Token&& token, Make make) {
+    using awaitable_type = std::invoke_result_t<Make&>;
+    using value_type = awaited_t<awaitable_type>;
+    if constexpr (std::is_same_v<std::decay_t<Token>, default_token>) {
+        return make();
+    } else {
+        return asio::async_initiate<Token, signature_of_t<value_type>>(
+            [](auto handler, Executor ex, Make make) {
+                auto handler_ex = asio::get_associated_executor(handler, ex);
+                auto slot = asio::get_associated_cancellation_slot(handler);
+                auto done = [h = std::move(handler)](std::exception_ptr e, outcome<value_type> r) mutable {
+                    if (e) std::rethrow_exception(e);
+                    if constexpr (std::is_void_v<value_type>) std::move(h)(r.ec);
+                    else std::move(h)(r.ec, std::move(r.value));
+                };
+                asio::co_spawn(ex, catch_error<value_type>(make()),
+                               asio::bind_cancellation_slot(slot, asio::bind_executor(handler_ex, std::move(done))));
+            },
+            token, ex, std::move(make));
+    }
+}
+
+} // namespace corows::detail
+
+/// A template parameter that is a completion token for `sig` (a concept where Asio has them).
+#define COROWS_TOKEN_FOR(sig) ASIO_COMPLETION_TOKEN_FOR(sig)

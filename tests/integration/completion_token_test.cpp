@@ -1,0 +1,267 @@
+// Completion tokens (detail/initiate.hpp): every operation of websocket and connect() with
+// Asio's tokens other than use_awaitable, against a real corows server on its own thread.
+#include "server_thread.hpp"
+
+#if defined(COROWS_HAS_TLS)
+#include <corows/connect.hpp>
+#endif
+
+#include <asio/bind_executor.hpp>
+#include <asio/detached.hpp>
+#include <asio/executor_work_guard.hpp>
+#include <asio/experimental/as_tuple.hpp>
+#include <asio/experimental/deferred.hpp>
+#include <asio/redirect_error.hpp>
+#include <asio/strand.hpp>
+#include <asio/use_future.hpp>
+
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+#include <future>
+#include <optional>
+#include <string>
+#include <thread>
+
+using namespace corows::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+asio::awaitable<void> echo(corows::websocket<asio::ip::tcp::socket>& ws) {
+    corows::message m;
+    while (co_await ws.read_message(m)) co_await ws.write_message(m);
+}
+
+/// An io_context run by a thread of its own while the test's thread waits on futures.
+struct background_context {
+    asio::io_context ctx;
+    asio::executor_work_guard<asio::io_context::executor_type> work{ctx.get_executor()};
+    std::thread thread{[this] { ctx.run(); }};
+    ~background_context() {
+        work.reset();
+        ctx.stop();
+        thread.join();
+    }
+};
+
+/// Client settings that outlive every operation started with them.
+const corows::options client_options;
+
+/// Runs `ctx` until `done()` or for at most `limit`.
+template <class Done>
+void run_until(asio::io_context& ctx, Done done, std::chrono::milliseconds limit) {
+    auto end = std::chrono::steady_clock::now() + limit;
+    while (!done() && ctx.run_one_until(end) > 0) {
+    }
+}
+
+/// A connected, handshaken client on `ctx` (built with the awaitable forms, tested elsewhere).
+tcp_ws client_of(asio::io_context& ctx, unsigned short port) {
+    auto f = asio::co_spawn(ctx, connect_ws_to(port, client_options), asio::use_future);
+    return f.get();
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(completion_tokens)
+
+BOOST_AUTO_TEST_CASE(use_future_writes_reads_and_closes) {
+    server_thread srv(corows::server_options(), echo);
+    background_context bg;
+    tcp_ws ws = client_of(bg.ctx, srv.port());
+    // Each operation starts on the connection's thread (a websocket is not thread-safe); the
+    // test's thread waits on the future.
+    std::future<void> w = asio::post(bg.ctx, asio::use_future([&] { return ws.write_text("through a future", asio::use_future); })).get();
+    w.get();
+    corows::message m;
+    std::future<bool> r = asio::post(bg.ctx, asio::use_future([&] { return ws.read_message(m, asio::use_future); })).get();
+    BOOST_TEST(r.get());
+    BOOST_TEST(m.text() == "through a future");
+    std::future<void> c = asio::post(bg.ctx, asio::use_future([&] { return ws.close(1000, "done", asio::use_future); })).get();
+    c.get();
+    BOOST_TEST(ws.close_code() == 1000);
+}
+
+BOOST_AUTO_TEST_CASE(use_future_reports_a_failure_as_an_exception) {
+    server_thread srv(corows::server_options(), echo);
+    background_context bg;
+    tcp_ws ws = client_of(bg.ctx, srv.port());
+    std::future<void> c = asio::post(bg.ctx, asio::use_future([&] { return ws.close(1000, {}, asio::use_future); })).get();
+    c.get();
+    std::future<void> w = asio::post(bg.ctx, asio::use_future([&] { return ws.write_text("too late", asio::use_future); })).get();
+    BOOST_CHECK_EXCEPTION(w.get(), std::system_error,
+                          [](const std::system_error& e) { return e.code() == corows::error::closed; });
+}
+
+BOOST_AUTO_TEST_CASE(callbacks_chain_on_the_connection_thread) {
+    server_thread srv(corows::server_options(), echo);
+    asio::io_context ctx;
+    tcp_ws ws = [&] {
+        auto f = asio::co_spawn(ctx, connect_ws_to(srv.port(), client_options), asio::use_future);
+        ctx.run();
+        ctx.restart();
+        return f.get();
+    }();
+    corows::message m;
+    std::error_code write_ec = corows::error::timeout, read_ec = corows::error::timeout, close_ec = corows::error::timeout;
+    bool got = false;
+    std::string first;
+    std::optional<corows::message> owned;
+    ws.write_text("first", [&](std::error_code ec) {
+        write_ec = ec;
+        ws.read_message(m, [&](std::error_code ec, bool g) {
+            read_ec = ec;
+            got = g;
+            first = m.text(); // borrowed from the receive buffer until the next read
+            ws.write_text("second", [&](std::error_code) {
+                ws.read_message([&](std::error_code, std::optional<corows::message> o) {
+                    owned = std::move(o);
+                    ws.close(1000, "bye", [&](std::error_code ec) { close_ec = ec; });
+                });
+            });
+        });
+    });
+    run_until(ctx, [&] { return close_ec != corows::error::timeout; }, 10s);
+    BOOST_TEST(!write_ec, write_ec.message());
+    BOOST_TEST(!read_ec, read_ec.message());
+    BOOST_TEST(got);
+    BOOST_TEST(first == "first");
+    BOOST_REQUIRE(owned.has_value());
+    BOOST_TEST(owned->text() == "second");
+    BOOST_TEST(!close_ec);
+    BOOST_TEST(ws.close_code() == 1000);
+}
+
+BOOST_AUTO_TEST_CASE(a_callback_runs_on_its_bound_executor) {
+    server_thread srv(corows::server_options(), echo);
+    asio::io_context ctx;
+    auto f = asio::co_spawn(ctx, connect_ws_to(srv.port(), client_options), asio::use_future);
+    ctx.run();
+    ctx.restart();
+    tcp_ws ws = f.get();
+    auto strand = asio::make_strand(ctx);
+    bool in_strand = false;
+    bool done = false;
+    ws.write_text("x", asio::bind_executor(strand, [&](std::error_code) {
+        in_strand = strand.running_in_this_thread();
+        done = true;
+    }));
+    run_until(ctx, [&] { return done; }, 10s);
+    BOOST_TEST(in_strand);
+}
+
+BOOST_AUTO_TEST_CASE(deferred_as_tuple_redirect_error_and_detached) {
+    server_thread srv(corows::server_options(), echo);
+    loop l;
+    l.spawn("client", [&]() -> asio::awaitable<void> {
+        tcp_ws ws = co_await connect_ws_to(srv.port(), corows::options());
+        // deferred: nothing happens until the operation is launched.
+        auto later = ws.write_text("deferred", asio::experimental::deferred);
+        BOOST_TEST(ws.queued_bytes() == 0u);
+        co_await std::move(later)(asio::use_awaitable);
+        corows::message m;
+        auto [ec, got] = co_await ws.read_message(m, asio::experimental::as_tuple(asio::use_awaitable));
+        BOOST_TEST(!ec);
+        BOOST_TEST(got);
+        BOOST_TEST(m.text() == "deferred");
+        // detached: fire and forget; the echo proves it went.
+        ws.write_text("detached", asio::detached);
+        std::error_code rec;
+        bool again = co_await ws.read_message(m, asio::redirect_error(asio::use_awaitable, rec));
+        BOOST_TEST(!rec);
+        BOOST_TEST(again);
+        BOOST_TEST(m.text() == "detached");
+        co_await ws.close();
+        // A failure through as_tuple and redirect_error: an error code, no exception.
+        auto [wec] = co_await ws.write_text("closed", asio::experimental::as_tuple(asio::use_awaitable));
+        BOOST_TEST(wec == corows::error::closed);
+        std::error_code fec;
+        co_await ws.ping({}, asio::redirect_error(asio::use_awaitable, fec));
+        BOOST_TEST(fec == corows::error::closed);
+    });
+    BOOST_TEST(l.run(30s));
+}
+
+BOOST_AUTO_TEST_CASE(server_side_operations_take_tokens) {
+    loop l;
+    l.spawn("server", [&]() -> asio::awaitable<void> {
+        tcp_ws ws = co_await l.accept_ws(corows::options());
+        auto [rec, req] = co_await ws.read_request(asio::experimental::as_tuple(asio::use_awaitable));
+        BOOST_TEST(!rec);
+        BOOST_TEST(req.path() == "/tokens");
+        auto [aec] = co_await ws.accept(std::move(req), corows::accept_decision(),
+                                        asio::experimental::as_tuple(asio::use_awaitable));
+        BOOST_TEST(!aec);
+        auto [pec] = co_await ws.write_prepared(corows::prepared_message::make(corows::as_bytes("prepared"),
+                                                                               corows::message_kind::text),
+                                                asio::experimental::as_tuple(asio::use_awaitable));
+        BOOST_TEST(!pec);
+        auto [fec] = co_await ws.flush(asio::experimental::as_tuple(asio::use_awaitable));
+        BOOST_TEST(!fec);
+        corows::message m;
+        while (co_await ws.read_message(m)) {
+        }
+    });
+    l.spawn("client", [&]() -> asio::awaitable<void> {
+        tcp_ws ws = co_await l.connect_ws(corows::options());
+        auto [hec] = co_await ws.handshake(l.host(), "/tokens", asio::experimental::as_tuple(asio::use_awaitable));
+        BOOST_TEST(!hec);
+        auto [m_ec, m] = co_await ws.read_message(asio::experimental::as_tuple(asio::use_awaitable));
+        BOOST_TEST(!m_ec);
+        BOOST_REQUIRE(m.has_value());
+        BOOST_TEST(m->text() == "prepared");
+        auto [pec] = co_await ws.pong({}, asio::experimental::as_tuple(asio::use_awaitable));
+        BOOST_TEST(!pec);
+        co_await ws.close(1000, {}, asio::experimental::as_tuple(asio::use_awaitable));
+    });
+    BOOST_TEST(l.run(30s));
+}
+
+BOOST_AUTO_TEST_CASE(refuse_takes_a_token) {
+    loop l;
+    l.spawn("server", [&]() -> asio::awaitable<void> {
+        tcp_ws ws = co_await l.accept_ws(corows::options());
+        auto req = co_await ws.read_request();
+        (void)req;
+        auto [ec] = co_await ws.refuse(403, "no", {}, asio::experimental::as_tuple(asio::use_awaitable));
+        BOOST_TEST(!ec);
+    });
+    l.spawn("client", [&]() -> asio::awaitable<void> {
+        tcp_ws ws = co_await l.connect_ws(corows::options());
+        std::error_code ec;
+        std::string host = l.host();
+        co_await ws.handshake(host, "/", corows::handshake_request(), ec);
+        BOOST_TEST(ec == corows::error::bad_status);
+    });
+    BOOST_TEST(l.run(30s));
+}
+
+#if defined(COROWS_HAS_TLS)
+BOOST_AUTO_TEST_CASE(connect_with_tokens_and_co_spawn) {
+    server_thread srv(corows::server_options(), echo);
+    std::string url = "ws://" + srv.host() + "/";
+    background_context bg;
+    // co_spawn of the awaitable connect(), with a future and with a callback.
+    corows::client_websocket a = asio::co_spawn(bg.ctx, corows::connect(url), asio::use_future).get();
+    std::promise<bool> opened;
+    asio::co_spawn(bg.ctx, corows::connect(url), [&](std::exception_ptr e, corows::client_websocket ws) {
+        opened.set_value(!e && ws.is_open());
+        auto ex = ws.get_executor();
+        asio::co_spawn(ex, [ws = std::move(ws)]() mutable -> asio::awaitable<void> { co_await ws.close(); },
+                       asio::detached);
+    });
+    BOOST_TEST(opened.get_future().get());
+    // connect(executor, url, token).
+    corows::client_websocket b = corows::connect(bg.ctx.get_executor(), url, asio::use_future).get();
+    BOOST_TEST(b.is_open());
+    auto refused = corows::connect(bg.ctx.get_executor(), "ws://127.0.0.1:1/", corows::options(), asio::use_future);
+    BOOST_CHECK_THROW(refused.get(), std::system_error);
+    asio::post(bg.ctx, asio::use_future([&] {
+        a.abort();
+        b.abort();
+    })).get();
+}
+#endif
+
+BOOST_AUTO_TEST_SUITE_END()
