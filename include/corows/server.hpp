@@ -3,6 +3,7 @@
 // io_context, and stops gracefully.
 #pragma once
 
+#include <corows/config.hpp>
 #include <corows/error.hpp>
 #include <corows/options.hpp>
 #include <corows/websocket.hpp>
