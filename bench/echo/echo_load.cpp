@@ -50,10 +50,11 @@
 #include <algorithm>
 #include <array>
 #include <bit>
-#include <charconv>
+#include <cctype>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <memory>
@@ -85,9 +86,13 @@ struct settings {
 };
 
 double parse_number(std::string_view arg, const std::string& text, double lo, double hi) {
-    double v = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (ec != std::errc{} || end != text.data() + text.size() || v < lo || v > hi) {
+    // strtod, not std::from_chars: libc++ 16 has no from_chars for double. Unlike from_chars
+    // it skips leading blanks and reads "nan", hence the two extra checks.
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    const bool whole = !text.empty() && !std::isspace(static_cast<unsigned char>(text.front())) &&
+                       end == text.c_str() + text.size();
+    if (!whole || !(v >= lo && v <= hi)) {
         std::string what(arg);
         what += " needs a number in ";
         what += std::to_string(lo);

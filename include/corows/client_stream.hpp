@@ -6,6 +6,7 @@
 #error "corows/client_stream.hpp needs OpenSSL: build corows with -Dtls=enabled (libssl-dev installed)"
 #endif
 
+#include <corows/config.hpp>
 #include <asio/async_result.hpp>
 #include <asio/error.hpp>
 #include <asio/ip/tcp.hpp>

@@ -6,6 +6,7 @@
 #error "corows/connect.hpp needs OpenSSL: build corows with -Dtls=enabled (libssl-dev installed)"
 #endif
 
+#include <corows/config.hpp>
 #include <corows/client_stream.hpp>
 #include <corows/detail/initiate.hpp>
 #include <corows/error.hpp>

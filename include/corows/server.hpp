@@ -3,6 +3,7 @@
 // io_context, and stops gracefully.
 #pragma once
 
+#include <corows/config.hpp>
 #include <corows/error.hpp>
 #include <corows/options.hpp>
 #include <corows/websocket.hpp>
@@ -289,9 +290,15 @@ private:
             }
         }
         {
-            std::vector<std::jthread> others;
+            // Joined on every way out of the block, as std::jthread would (libc++ 16 has none).
+            struct joined_threads {
+                std::vector<std::thread> threads;
+                ~joined_threads() {
+                    for (auto& t : threads) t.join();
+                }
+            } others;
             for (std::size_t i = 1; i < workers_.size(); ++i)
-                others.emplace_back([this, w = workers_[i].get()] { run_worker(*w); });
+                others.threads.emplace_back([this, w = workers_[i].get()] { run_worker(*w); });
             run_worker(*workers_[0]);
         }
         for (auto& w : workers_) w->finished = true;

@@ -3,6 +3,7 @@
 // they share in detail/pump.hpp, and every protocol rule in protocol/connection.hpp.
 #pragma once
 
+#include <corows/config.hpp>
 #include <corows/detail/initiate.hpp>
 #include <corows/detail/pump.hpp>
 #include <corows/error.hpp>

@@ -5,6 +5,8 @@
 // soon as the input is used up.
 #pragma once
 
+#include <corows/config.hpp>
+
 #include <asio/any_io_executor.hpp>
 #include <asio/associated_executor.hpp>
 #include <asio/bind_executor.hpp>

@@ -93,11 +93,11 @@ BOOST_AUTO_TEST_CASE(threads_compressing_at_once_share_one_result) {
     std::string text = sample_text(8000, 3);
     corows::prepared_message pm(as_span(text), message_kind::binary);
     std::vector<const std::uint8_t*> seen(8);
-    {
-        std::vector<std::jthread> threads;
-        for (std::size_t i = 0; i < seen.size(); ++i)
-            threads.emplace_back([&, i] { seen[i] = pm.deflated_frame(15).data(); });
-    }
+    // std::thread, not std::jthread: libc++ 16 has no jthread.
+    std::vector<std::thread> threads;
+    for (std::size_t i = 0; i < seen.size(); ++i)
+        threads.emplace_back([&, i] { seen[i] = pm.deflated_frame(15).data(); });
+    for (auto& t : threads) t.join();
     for (auto* p : seen) BOOST_TEST(p == seen[0]);
     BOOST_TEST(inflate_frame(pm.deflated_frame(15), 15) == text);
 }

@@ -2,6 +2,7 @@
 // transport read, for the queue to drain, for the transport to close.
 #pragma once
 
+#include <corows/config.hpp>
 #include <corows/detail/pump.hpp>
 #include <corows/error.hpp>
 

@@ -3,6 +3,8 @@
 // co_spawn and reports what it throws as an error_code.
 #pragma once
 
+#include <corows/config.hpp>
+
 #include <asio/associated_cancellation_slot.hpp>
 #include <asio/associated_executor.hpp>
 #include <asio/async_result.hpp>

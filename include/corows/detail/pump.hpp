@@ -4,6 +4,7 @@
 // reads, writes, waits and wakes.
 #pragma once
 
+#include <corows/config.hpp>
 #include <corows/detail/buffer_pool.hpp>
 #include <corows/message.hpp>
 #include <corows/options.hpp>

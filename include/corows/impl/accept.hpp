@@ -2,6 +2,7 @@
 // request, validate it, answer 101 or refuse.
 #pragma once
 
+#include <corows/config.hpp>
 #include <corows/detail/awaiting.hpp>
 #include <corows/detail/initiate.hpp>
 #include <corows/detail/pump.hpp>

@@ -2,6 +2,7 @@
 // read pump (the connection decides what is sent and when it is over).
 #pragma once
 
+#include <corows/config.hpp>
 #include <corows/detail/awaiting.hpp>
 #include <corows/detail/initiate.hpp>
 #include <corows/detail/pump.hpp>

@@ -2,6 +2,7 @@
 // idle connection holds its state and one pending socket operation, no coroutine frame.
 #pragma once
 
+#include <corows/config.hpp>
 #include <corows/detail/pump.hpp>
 
 #include <asio/bind_allocator.hpp>

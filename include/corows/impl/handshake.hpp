@@ -2,6 +2,7 @@
 // request, check the answer, negotiate the subprotocol and permessage-deflate.
 #pragma once
 
+#include <corows/config.hpp>
 #include <corows/detail/awaiting.hpp>
 #include <corows/detail/initiate.hpp>
 #include <corows/detail/pump.hpp>

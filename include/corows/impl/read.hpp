@@ -1,6 +1,7 @@
 // websocket<Stream>::read_message: the coroutine driver of the read pump.
 #pragma once
 
+#include <corows/config.hpp>
 #include <corows/detail/awaiting.hpp>
 #include <corows/detail/initiate.hpp>
 #include <corows/detail/pump.hpp>

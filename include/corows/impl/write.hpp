@@ -2,6 +2,7 @@
 // messages, pings and pongs, flush.
 #pragma once
 
+#include <corows/config.hpp>
 #include <corows/detail/awaiting.hpp>
 #include <corows/detail/initiate.hpp>
 #include <corows/detail/pump.hpp>
