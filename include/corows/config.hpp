@@ -19,7 +19,6 @@
 #endif
 #endif
 
-#include <corows/config.hpp>
 #include <asio/version.hpp>
 
 // 1.22 (Debian 12's) is the oldest Asio corows is built and tested with.

@@ -315,53 +315,62 @@ BOOST_AUTO_TEST_CASE(raw_handler_routes_requests_itself) {
     BOOST_TEST(refused, "a request for /elsewhere was not refused with an HTTP status");
 }
 
+// What the client of a_raw_handler_gives_one_connection_its_own_settings saw.
+struct own_settings_seen {
+    bool default_deflate = false, small_deflate = false, plain_deflate = true;
+    std::uint16_t small_code = 0, plain_code = 0;
+};
+
+asio::awaitable<void> own_settings_client(unsigned short port, corows::server& srv, own_settings_seen& seen) {
+    corows::options offer;
+    offer.deflate.enabled = true;
+    std::string big(1000, 'b');
+    tcp_ws d = co_await connect(port, "/", offer);
+    seen.default_deflate = d.deflate().has_value();
+    co_await d.write_text(big);
+    auto echoed = co_await d.read_message();
+    if (!echoed || echoed->size() != big.size()) throw std::runtime_error("no echo on /");
+    tcp_ws small = co_await connect(port, "/small", offer);
+    seen.small_deflate = small.deflate().has_value();
+    co_await small.write_text(big);
+    if (co_await small.read_message()) throw std::runtime_error("/small echoed 1000 bytes");
+    seen.small_code = small.close_code();
+    tcp_ws plain = co_await connect(port, "/plain", offer);
+    seen.plain_deflate = plain.deflate().has_value();
+    co_await plain.write_text(big);
+    if (!co_await plain.read_message()) throw std::runtime_error("no echo on /plain");
+    co_await d.close();
+    // stop() still reaches a connection with its own settings.
+    srv.stop(5s);
+    if (co_await plain.read_message()) throw std::runtime_error("a message after stop()");
+    seen.plain_code = plain.close_code();
+}
+
+asio::awaitable<void> own_settings_handler(tcp_ws& ws) {
+    corows::http_request req = co_await ws.read_request();
+    corows::options mine = ws.get_options();
+    if (req.path() == "/small") mine.max_message_size = 100;
+    if (req.path() == "/plain") mine.deflate.enabled = false;
+    co_await ws.accept(std::move(req), corows::accept_decision().with_settings(mine));
+    co_await echo(ws);
+}
+
 BOOST_AUTO_TEST_CASE(a_raw_handler_gives_one_connection_its_own_settings) {
     // The server compresses and takes 1 MiB messages; /small takes 100 bytes, /plain refuses
     // permessage-deflate. Both stay the server's: stop() closes them with 1001.
     corows::server_options so;
     so.connection.deflate.enabled = true;
     so.connection.max_message_size = 1 << 20;
-    running_server rs(so, [](tcp_ws& ws) -> asio::awaitable<void> {
-        corows::http_request req = co_await ws.read_request();
-        corows::options mine = ws.get_options();
-        if (req.path() == "/small") mine.max_message_size = 100;
-        if (req.path() == "/plain") mine.deflate.enabled = false;
-        co_await ws.accept(std::move(req), corows::accept_decision().with_settings(mine));
-        co_await echo(ws);
-    }, true);
+    running_server rs(so, own_settings_handler, true);
     auto port = rs.endpoint.port();
-    corows::options offer;
-    offer.deflate.enabled = true;
-    std::uint16_t small_code = 0, plain_code = 0;
-    bool default_deflate = false, plain_deflate = true, small_deflate = false;
-    std::size_t ok = run_clients(1, [&](std::size_t) -> asio::awaitable<void> {
-        tcp_ws d = co_await connect(port, "/", offer);
-        default_deflate = d.deflate().has_value();
-        std::string big(1000, 'b');
-        co_await d.write_text(big);
-        auto echoed = co_await d.read_message();
-        if (!echoed || echoed->size() != big.size()) throw std::runtime_error("no echo on /");
-        tcp_ws small = co_await connect(port, "/small", offer);
-        small_deflate = small.deflate().has_value();
-        co_await small.write_text(big);
-        if (co_await small.read_message()) throw std::runtime_error("/small echoed 1000 bytes");
-        small_code = small.close_code();
-        tcp_ws plain = co_await connect(port, "/plain", offer);
-        plain_deflate = plain.deflate().has_value();
-        co_await plain.write_text(big);
-        if (!co_await plain.read_message()) throw std::runtime_error("no echo on /plain");
-        co_await d.close();
-        // stop() still reaches a connection with its own settings.
-        rs.srv.stop(5s);
-        if (co_await plain.read_message()) throw std::runtime_error("a message after stop()");
-        plain_code = plain.close_code();
-    });
+    own_settings_seen seen;
+    std::size_t ok = run_clients(1, [&](std::size_t) { return own_settings_client(port, rs.srv, seen); });
     BOOST_TEST(ok == 1u);
-    BOOST_TEST(default_deflate);
-    BOOST_TEST(small_deflate);
-    BOOST_TEST(small_code == 1009);
-    BOOST_TEST(!plain_deflate);
-    BOOST_TEST(plain_code == 1001);
+    BOOST_TEST(seen.default_deflate);
+    BOOST_TEST(seen.small_deflate);
+    BOOST_TEST(seen.small_code == 1009);
+    BOOST_TEST(!seen.plain_deflate);
+    BOOST_TEST(seen.plain_code == 1001);
     BOOST_TEST(rs.wait_returned(10s));
 }
 
