@@ -2,7 +2,9 @@
 #include <corows/protocol/http.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <stdexcept>
+#include <string>
 
 namespace corows {
 namespace {
@@ -242,16 +244,22 @@ std::string_view reason_phrase(unsigned status) noexcept {
     case 100: return "Continue";
     case 101: return "Switching Protocols";
     case 200: return "OK";
+    case 201: return "Created";
+    case 202: return "Accepted";
     case 204: return "No Content";
     case 301: return "Moved Permanently";
     case 302: return "Found";
+    case 303: return "See Other";
     case 304: return "Not Modified";
+    case 307: return "Temporary Redirect";
+    case 308: return "Permanent Redirect";
     case 400: return "Bad Request";
     case 401: return "Unauthorized";
     case 403: return "Forbidden";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
     case 408: return "Request Timeout";
+    case 411: return "Length Required";
     case 413: return "Content Too Large";
     case 426: return "Upgrade Required";
     case 429: return "Too Many Requests";
@@ -263,6 +271,54 @@ std::string_view reason_phrase(unsigned status) noexcept {
     case 505: return "HTTP Version Not Supported";
     default: return "Unknown";
     }
+}
+
+// ---- responses ----
+
+std::string build_response(const http_response& res) {
+    const bool bodiless = res.status < 200 || res.status == 204 || res.status == 304;
+    const bool framed = res.fields.count("Content-Length") != 0 || res.fields.count("Transfer-Encoding") != 0;
+    std::string out;
+    if (res.reason.empty() || (!bodiless && !framed)) {
+        http_response copy = res;
+        if (copy.reason.empty()) copy.reason = reason_phrase(res.status);
+        if (!bodiless && !framed) copy.fields.add("Content-Length", std::to_string(res.body.size()));
+        out = copy.to_string();
+    } else {
+        out = res.to_string();
+    }
+    out += res.body;
+    return out;
+}
+
+// ---- body framing ----
+
+std::error_code body_framing(const http_fields& fields, http_body_framing& out) {
+    http_body_framing f;
+    f.transfer_encoding = fields.count("Transfer-Encoding") != 0;
+    for (const auto& field : fields.all()) {
+        if (!iequals(field.name, "Content-Length")) continue;
+        // RFC 9110 §8.6 lets a recipient accept "5, 5"; every element must be the same number.
+        std::size_t elements = 0;
+        const bool failed = for_each_element(field.value, [&](std::string_view element) {
+            ++elements;
+            std::uint64_t n = 0;
+            for (char c : element) {
+                if (c < '0' || c > '9') return true;
+                const auto digit = static_cast<unsigned>(c - '0');
+                if (n > (UINT64_MAX - digit) / 10) return true;
+                n = n * 10 + digit;
+            }
+            if (f.has_content_length && n != f.content_length) return true;
+            f.has_content_length = true;
+            f.content_length = n;
+            return false;
+        });
+        if (failed || elements == 0) return error::bad_content_length;
+    }
+    if (f.transfer_encoding && f.has_content_length) return error::conflicting_length;
+    out = f;
+    return {};
 }
 
 // ---- head reader ----

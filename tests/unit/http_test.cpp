@@ -535,6 +535,9 @@ BOOST_AUTO_TEST_CASE(reason_phrases) {
     BOOST_TEST(corows::reason_phrase(405) == "Method Not Allowed");
     BOOST_TEST(corows::reason_phrase(426) == "Upgrade Required");
     BOOST_TEST(corows::reason_phrase(431) == "Request Header Fields Too Large");
+    BOOST_TEST(corows::reason_phrase(201) == "Created");
+    BOOST_TEST(corows::reason_phrase(411) == "Length Required");
+    BOOST_TEST(corows::reason_phrase(505) == "HTTP Version Not Supported");
     BOOST_TEST(corows::reason_phrase(299) == "Unknown");
 }
 
@@ -571,6 +574,74 @@ BOOST_AUTO_TEST_CASE(random_round_trips_in_random_pieces) {
         BOOST_TEST_REQUIRE((p.status() == http_parse_status::complete), text);
         BOOST_TEST(pos == text.size());
         BOOST_TEST(same(p.get(), req), text);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(build_response_frames_the_body) {
+    corows::http_response res;
+    res.body = "hello";
+    res.fields.add("Content-Type", "text/plain");
+    BOOST_TEST(corows::build_response(res) ==
+               "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nhello");
+    BOOST_TEST(res.fields.size() == 1u); // the caller's response is left as it was
+
+    corows::http_response empty;
+    empty.status = 404;
+    empty.reason = "Nope";
+    BOOST_TEST(corows::build_response(empty) == "HTTP/1.1 404 Nope\r\nContent-Length: 0\r\n\r\n");
+
+    corows::http_response framed;
+    framed.fields.add("Transfer-Encoding", "chunked");
+    framed.body = "5\r\nhello\r\n0\r\n\r\n";
+    BOOST_TEST(corows::build_response(framed) ==
+               "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n");
+
+    corows::http_response no_content;
+    no_content.status = 204;
+    BOOST_TEST(corows::build_response(no_content) == "HTTP/1.1 204 No Content\r\n\r\n");
+}
+
+BOOST_AUTO_TEST_CASE(body_framing_of_fields) {
+    struct row {
+        std::vector<std::pair<std::string, std::string>> fields;
+        corows::error expected; // reserved_opcode stands for "no error"
+        bool te;
+        bool has_cl;
+        std::uint64_t cl;
+    };
+    const auto ok = corows::error::reserved_opcode;
+    const row rows[] = {
+        {{}, ok, false, false, 0},
+        {{{"Content-Length", "0"}}, ok, false, true, 0},
+        {{{"content-length", "42"}}, ok, false, true, 42},
+        {{{"Content-Length", "7, 7"}}, ok, false, true, 7},
+        {{{"Content-Length", "7"}, {"Content-Length", "7"}}, ok, false, true, 7},
+        {{{"Content-Length", "18446744073709551615"}}, ok, false, true, UINT64_MAX},
+        {{{"Transfer-Encoding", "chunked"}}, ok, true, false, 0},
+        {{{"Content-Length", "7, 8"}}, corows::error::bad_content_length, false, false, 0},
+        {{{"Content-Length", "7"}, {"Content-Length", "8"}}, corows::error::bad_content_length, false, false, 0},
+        {{{"Content-Length", "+7"}}, corows::error::bad_content_length, false, false, 0},
+        {{{"Content-Length", "7 8"}}, corows::error::bad_content_length, false, false, 0},
+        {{{"Content-Length", ""}}, corows::error::bad_content_length, false, false, 0},
+        {{{"Content-Length", "18446744073709551616"}}, corows::error::bad_content_length, false, false, 0},
+        {{{"Content-Length", "3"}, {"Transfer-Encoding", "chunked"}}, corows::error::conflicting_length, false,
+         false, 0},
+    };
+    for (const auto& r : rows) {
+        corows::http_fields f;
+        for (const auto& [n, v] : r.fields) f.add(n, v);
+        corows::http_body_framing out;
+        out.content_length = 12345; // must stay untouched on failure
+        const auto ec = corows::body_framing(f, out);
+        if (r.expected == ok) {
+            BOOST_TEST(!ec, ec.message());
+            BOOST_TEST(out.transfer_encoding == r.te);
+            BOOST_TEST(out.has_content_length == r.has_cl);
+            BOOST_TEST(out.content_length == r.cl);
+        } else {
+            BOOST_TEST((ec == r.expected), ec.message());
+            BOOST_TEST(out.content_length == 12345u);
+        }
     }
 }
 

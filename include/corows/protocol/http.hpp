@@ -25,6 +25,7 @@ struct http_field {
 struct http_limits {
     std::size_t max_head_size = 8192; ///< bytes of the whole head, start line to blank line
     std::size_t max_fields = 64;      ///< field lines (an obs-fold continuation is not one)
+    std::size_t max_body_size = 1024 * 1024; ///< bytes of a body websocket::read_body() takes
 };
 
 /// The header fields of a message, in arrival order. Names compare ASCII case-insensitively.
@@ -98,6 +99,9 @@ struct http_response {
     unsigned status = 200;
     std::string reason;
     http_fields fields;
+    /// The body: what websocket::write_response() sends after the head, or what a refused
+    /// client handshake read (bounded). Not part of to_string().
+    std::string body;
 
     /// Shorthand for fields.find(name).
     std::optional<std::string_view> find(std::string_view name) const noexcept {
@@ -110,6 +114,23 @@ struct http_response {
     /// The head in wire form, ending with the blank line.
     std::string to_string() const;
 };
+
+/// How a message says its body is delimited (RFC 9112 §6).
+struct http_body_framing {
+    bool transfer_encoding = false;  ///< a Transfer-Encoding field is present (chunked, ...)
+    bool has_content_length = false; ///< a Content-Length field is present
+    std::uint64_t content_length = 0; ///< its value, when has_content_length
+};
+
+/// Reads the body framing of `fields` into `out`: error::conflicting_length if both
+/// Transfer-Encoding and Content-Length are present, error::bad_content_length if a
+/// Content-Length is not a decimal number (a list of equal values is allowed) or values disagree.
+std::error_code body_framing(const http_fields& fields, http_body_framing& out);
+
+/// `res` in wire form, head then body. Adds Content-Length for the body unless the fields
+/// already frame it (Content-Length or Transfer-Encoding) or the status has no body (1xx, 204,
+/// 304); an empty reason becomes reason_phrase(status).
+std::string build_response(const http_response& res);
 
 /// The usual reason phrase of `status` ("Switching Protocols"), or "Unknown".
 std::string_view reason_phrase(unsigned status) noexcept;
