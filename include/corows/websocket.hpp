@@ -14,6 +14,7 @@
 
 #include <asio/awaitable.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -151,7 +152,8 @@ public:
     /// Server: as accept(), reporting failure in `ec` (the refusal has been sent).
     asio::awaitable<void> accept(std::error_code& ec);
     /// Server: reads one HTTP request head (for a custom server that routes, authenticates,
-    /// or serves plain HTTP on the same port). Bytes after the head stay buffered.
+    /// or serves plain HTTP on the same port). Bytes after the head stay buffered (see
+    /// read_body() and buffered_input()); call it again for the next keep-alive request.
     asio::awaitable<http_request> read_request();
     /// Server: as read_request(), reporting failure in `ec`.
     asio::awaitable<http_request> read_request(std::error_code& ec);
@@ -167,6 +169,31 @@ public:
     /// Server: refuses the request with `status`, a plain-text `body`, and closes.
     asio::awaitable<void> refuse(unsigned status, std::string_view body = {},
                                  std::span<const http_field> extra_fields = {});
+
+    // ---------------------------------------------------------------- plain HTTP (impl/http.hpp)
+
+    /// Server: the bytes received after the last request head (or body) and not taken yet;
+    /// valid until the next operation on this websocket.
+    std::span<const std::uint8_t> buffered_input() noexcept;
+    /// Server: takes the first `n` bytes of buffered_input() (at most all of them), e.g. after
+    /// the application's own body parser used them.
+    void consume_buffered(std::size_t n) noexcept;
+    /// Server: reads the body of `req` (read_request()'s) as its Content-Length announces
+    /// (empty without one), buffered bytes first; bytes beyond it stay for the next request.
+    /// Throws std::system_error: error::length_required for Transfer-Encoding (chunked),
+    /// error::body_too_large over options::http.max_body_size, error::bad_content_length,
+    /// error::conflicting_length, error::timeout after handshake_timeout, I/O errors; a
+    /// failed read closes the transport. Answers Expect: 100-continue before reading.
+    asio::awaitable<std::string> read_body(const http_request& req);
+    /// Server: as read_body(req), reporting failure in `ec` (and returning "").
+    asio::awaitable<std::string> read_body(const http_request& req, std::error_code& ec);
+    /// Server, before any handshake: writes `res` as build_response() does (Content-Length
+    /// from res.body) within handshake_timeout; the connection stays open for the next
+    /// read_request() unless res has Connection: close. Throws std::system_error
+    /// (operation_not_supported once the WebSocket is open or the transport is closed).
+    asio::awaitable<void> write_response(const http_response& res);
+    /// Server: as write_response(res), reporting failure in `ec`.
+    asio::awaitable<void> write_response(const http_response& res, std::error_code& ec);
 
     // ---------------------------------------------------------------- client handshake (impl/handshake.hpp)
 
@@ -282,5 +309,6 @@ private:
 #include <corows/impl/close.hpp>
 #include <corows/impl/events.hpp>
 #include <corows/impl/handshake.hpp>
+#include <corows/impl/http.hpp>
 #include <corows/impl/read.hpp>
 #include <corows/impl/write.hpp>

@@ -1,0 +1,172 @@
+// websocket<Stream>'s plain-HTTP side for custom servers: the bytes after a request head,
+// a request body read by its Content-Length, and a response written on a connection that
+// stays open for the next request.
+#pragma once
+
+#include <corows/detail/awaiting.hpp>
+#include <corows/detail/pump.hpp>
+#include <corows/impl/accept.hpp>
+#include <corows/protocol/http.hpp>
+
+#include <asio/awaitable.hpp>
+#include <asio/buffer.hpp>
+#include <asio/error.hpp>
+#include <asio/redirect_error.hpp>
+#include <asio/use_awaitable.hpp>
+#include <asio/write.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <system_error>
+
+namespace corows {
+namespace detail {
+
+/// How many body bytes read_body() is to read for `req`, or why it refuses to.
+inline std::error_code body_length_of(const http_request& req, std::size_t limit, std::size_t& n) {
+    http_body_framing f;
+    if (auto ec = body_framing(req.fields, f)) return ec;
+    // A chunked body needs a decoder the application may bring (buffered_input() gives
+    // it the bytes); read_body() only knows lengths announced up front.
+    if (f.transfer_encoding) return error::length_required;
+    if (f.content_length > limit) return error::body_too_large;
+    n = static_cast<std::size_t>(f.content_length);
+    return {};
+}
+
+/// Reads `n` body bytes into `out`: the buffered ones first, then from the stream through
+/// the same buffer, so that bytes beyond the body stay buffered for the next request. A
+/// failure closes the transport: the request's end is lost, so no next request can be found.
+template <class Stream>
+asio::awaitable<std::error_code> read_body(std::shared_ptr<pump<Stream>> s, std::size_t n, bool send_continue,
+                                           std::string* out) {
+    out->clear();
+    out->reserve(n);
+    handshake_phase(s);
+    std::error_code ec;
+    if (send_continue && s->conn.buffered().size() < n) {
+        // RFC 9110 §10.1.1: a client that sent Expect: 100-continue may wait for this.
+        static constexpr std::string_view go_on = "HTTP/1.1 100 Continue\r\n\r\n";
+        co_await asio::async_write(s->stream, asio::buffer(go_on.data(), go_on.size()),
+                                   asio::redirect_error(asio::use_awaitable, ec));
+    }
+    while (!ec) {
+        auto buffered = s->conn.buffered();
+        const auto take = std::min(buffered.size(), n - out->size());
+        out->append(reinterpret_cast<const char*>(buffered.data()), take);
+        s->conn.consume(take);
+        if (out->size() == n) break;
+        ec = co_await read_some(s);
+    }
+    if (ec) {
+        if (s->conn.timed_out()) ec = error::timeout;
+        s->close_transport_now();
+        co_return ec;
+    }
+    s->conn.pause_handshake();
+    s->arm_timer(s);
+    co_return std::error_code{};
+}
+
+template <class Stream>
+asio::awaitable<std::string> read_body_or_throw(std::shared_ptr<pump<Stream>> s, std::size_t n, bool send_continue) {
+    std::string body;
+    throw_if(co_await read_body(s, n, send_continue, &body));
+    co_return body;
+}
+
+template <class Stream>
+asio::awaitable<std::string> read_body_into_ec(std::shared_ptr<pump<Stream>> s, std::size_t n, bool send_continue,
+                                               std::error_code* ec) {
+    std::string body;
+    *ec = co_await read_body(s, n, send_continue, &body);
+    co_return body;
+}
+
+template <class Stream>
+asio::awaitable<std::string> body_refused(std::error_code failure, std::error_code* ec) {
+    if (!ec) throw_if(failure);
+    *ec = failure;
+    co_return std::string{};
+}
+
+/// Writes a response prepared in wire form; closes the transport afterwards if `close`.
+template <class Stream>
+asio::awaitable<std::error_code> write_response(std::shared_ptr<pump<Stream>> s, std::string text, bool close) {
+    // Once open, the background writer owns the stream: bytes written beside it would land in
+    // the middle of its frames.
+    if (s->conn.state() != connection_state::connecting || s->transport_closed)
+        co_return make_error_code(asio::error::operation_not_supported);
+    handshake_phase(s);
+    std::error_code ec;
+    co_await asio::async_write(s->stream, asio::buffer(text), asio::redirect_error(asio::use_awaitable, ec));
+    if (ec || close) {
+        if (ec && s->conn.timed_out()) ec = error::timeout;
+        s->close_transport_now();
+        co_return ec;
+    }
+    s->conn.pause_handshake();
+    s->arm_timer(s);
+    co_return std::error_code{};
+}
+
+template <class Stream>
+asio::awaitable<void> write_response_or_throw(std::shared_ptr<pump<Stream>> s, std::string text, bool close) {
+    throw_if(co_await write_response(s, std::move(text), close));
+}
+
+template <class Stream>
+asio::awaitable<void> write_response_into_ec(std::shared_ptr<pump<Stream>> s, std::string text, bool close,
+                                             std::error_code* ec) {
+    *ec = co_await write_response(s, std::move(text), close);
+}
+
+/// The body-reading operation for `req`, set up before any suspension so that `req` may be
+/// a temporary; `ec` null: throw.
+template <class Stream>
+asio::awaitable<std::string> start_read_body(const std::shared_ptr<pump<Stream>>& s, const http_request& req,
+                                             std::error_code* ec) {
+    std::size_t n = 0;
+    if (auto failure = body_length_of(req, s->conn.settings().http.max_body_size, n))
+        return body_refused<Stream>(failure, ec);
+    const bool send_continue = n > 0 && req.version >= 11 && req.has_token("Expect", "100-continue");
+    if (!ec) return read_body_or_throw(s, n, send_continue);
+    return read_body_into_ec(s, n, send_continue, ec);
+}
+
+} // namespace detail
+
+template <class Stream>
+std::span<const std::uint8_t> websocket<Stream>::buffered_input() noexcept {
+    return s_->conn.buffered();
+}
+
+template <class Stream>
+void websocket<Stream>::consume_buffered(std::size_t n) noexcept {
+    s_->conn.consume(std::min(n, s_->conn.buffered().size()));
+}
+
+template <class Stream>
+asio::awaitable<std::string> websocket<Stream>::read_body(const http_request& req) {
+    return detail::start_read_body(s_, req, nullptr);
+}
+
+template <class Stream>
+asio::awaitable<std::string> websocket<Stream>::read_body(const http_request& req, std::error_code& ec) {
+    return detail::start_read_body(s_, req, &ec);
+}
+
+template <class Stream>
+asio::awaitable<void> websocket<Stream>::write_response(const http_response& res) {
+    return detail::write_response_or_throw(s_, build_response(res), res.has_token("Connection", "close"));
+}
+
+template <class Stream>
+asio::awaitable<void> websocket<Stream>::write_response(const http_response& res, std::error_code& ec) {
+    return detail::write_response_into_ec(s_, build_response(res), res.has_token("Connection", "close"), &ec);
+}
+
+} // namespace corows
