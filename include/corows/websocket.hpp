@@ -44,6 +44,28 @@ struct handshake_request {
     std::vector<http_field> extra_fields; ///< e.g. Authorization, Cookie
 };
 
+/// The most of a refused handshake's body a client reads (the rest is dropped).
+inline constexpr std::size_t max_refusal_body = 64 * 1024;
+
+/// A client handshake the server answered with another status than 101: code() is
+/// error::bad_status, response() the answer with up to max_refusal_body bytes of its body.
+class handshake_error : public std::system_error {
+public:
+    /// Carries `res`; what() names its status and reason.
+    explicit handshake_error(http_response res)
+        : std::system_error(make_error_code(error::bad_status), describe(res)),
+          response_(std::make_shared<const http_response>(std::move(res))) {}
+    /// The server's answer: status, reason, fields and (bounded) body.
+    const http_response& response() const noexcept { return *response_; }
+
+private:
+    static std::string describe(const http_response& res) {
+        return "the server answered " + std::to_string(res.status) + " " + res.reason;
+    }
+    // Shared: exceptions are copied, and a copy must not throw.
+    std::shared_ptr<const http_response> response_;
+};
+
 template <class Stream>
 class websocket;
 
@@ -209,6 +231,15 @@ public:
     /// Client: as handshake(), reporting failure in `ec`.
     asio::awaitable<void> handshake(std::string host, std::string target, const handshake_request& extra,
                                     std::error_code& ec);
+    /// Client: as handshake(host, target, extra), filling `res` with the server's answer
+    /// whenever a whole head arrived (the 101, or a refusal with up to max_refusal_body bytes
+    /// of its body, read within handshake_timeout). A refusal throws handshake_error.
+    asio::awaitable<void> handshake(std::string host, std::string target, const handshake_request& extra,
+                                    http_response& res);
+    /// Client: as handshake(host, target, extra, res), reporting failure in `ec` (bad_status
+    /// for a refusal: `res` then holds it).
+    asio::awaitable<void> handshake(std::string host, std::string target, const handshake_request& extra,
+                                    http_response& res, std::error_code& ec);
 
     // ---------------------------------------------------------------- reading (impl/read.hpp)
 
