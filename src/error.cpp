@@ -53,6 +53,7 @@ public:
         case error::body_too_large: return "HTTP body exceeds the size limit";
         case error::length_required: return "HTTP body without Content-Length";
         case error::handshake_closed: return "the server closed the connection during the HTTP upgrade";
+        case error::bad_chunked_encoding: return "malformed chunked body";
         }
         return "unknown corows error";
     }

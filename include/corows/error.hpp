@@ -56,6 +56,7 @@ enum class error {
     body_too_large,         ///< a body over http_limits::max_body_size (answered 413)
     length_required,        ///< a body without Content-Length (e.g. chunked) where one is needed (411)
     handshake_closed,       ///< the server closed the connection before its upgrade answer was whole
+    bad_chunked_encoding,   ///< a malformed chunked body (RFC 9112 §7.1)
 };
 
 /// The category of corows::error values; name() is "corows".

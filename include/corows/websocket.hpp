@@ -200,11 +200,12 @@ public:
     /// Server: takes the first `n` bytes of buffered_input() (at most all of them), e.g. after
     /// the application's own body parser used them.
     void consume_buffered(std::size_t n) noexcept;
-    /// Server: reads the body of `req` (read_request()'s) as its Content-Length announces
-    /// (empty without one), buffered bytes first; bytes beyond it stay for the next request.
-    /// Throws std::system_error: error::length_required for Transfer-Encoding (chunked),
-    /// error::body_too_large over options::http.max_body_size, error::bad_content_length,
-    /// error::conflicting_length, error::timeout after handshake_timeout, I/O errors; a
+    /// Server: reads the body of `req` (read_request()'s) by its Content-Length or its
+    /// chunked coding (empty without either), buffered bytes first; bytes beyond it stay for
+    /// the next request. At most options::http.max_body_size (error::body_too_large, refused
+    /// before reading when Content-Length says so) within handshake_timeout (error::timeout).
+    /// Throws std::system_error: also error::length_required for another Transfer-Encoding
+    /// (gzip), bad_content_length, conflicting_length, bad_chunked_encoding, I/O errors; a
     /// failed read closes the transport. Answers Expect: 100-continue before reading.
     asio::awaitable<std::string> read_body(const http_request& req);
     /// Server: as read_body(req), reporting failure in `ec` (and returning "").

@@ -291,6 +291,120 @@ std::string build_response(const http_response& res) {
     return out;
 }
 
+// ---- chunked bodies ----
+
+bool is_chunked_only(const http_fields& fields) {
+    const auto codings = fields.list("Transfer-Encoding");
+    return codings.size() == 1 && iequals(codings.front(), "chunked");
+}
+
+http_feed_result http_chunked_decoder::feed(std::span<const std::uint8_t> bytes, std::string& body) {
+    http_feed_result r;
+    r.status = status_;
+    if (status_ != http_parse_status::need_more) return r;
+    auto fail = [&](error e) {
+        status_ = http_parse_status::failed;
+        r.status = status_;
+        r.error = e;
+    };
+    // Counts a byte of size lines' extensions and trailers: these are not data, and only the
+    // limit keeps a peer from sending them forever.
+    auto overhead = [&] {
+        if (++overhead_ > max_overhead_) fail(error::bad_chunked_encoding);
+    };
+    std::size_t i = 0;
+    while (i < bytes.size() && status_ == http_parse_status::need_more) {
+        const auto c = bytes[i];
+        if (state_ == state::data) {
+            const auto take = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_, bytes.size() - i));
+            body.append(reinterpret_cast<const char*>(bytes.data()) + i, take);
+            i += take;
+            chunk_ -= take;
+            if (chunk_ == 0) state_ = state::data_cr;
+            continue;
+        }
+        ++i;
+        switch (state_) {
+        case state::size: {
+            int digit = -1;
+            if (c >= '0' && c <= '9') digit = c - '0';
+            else if (c >= 'a' && c <= 'f') digit = c - 'a' + 10;
+            else if (c >= 'A' && c <= 'F') digit = c - 'A' + 10;
+            if (digit >= 0) {
+                if (chunk_ > (max_body_ - decoded_) / 16) {
+                    fail(error::body_too_large);
+                    break;
+                }
+                chunk_ = chunk_ * 16 + static_cast<unsigned>(digit);
+                if (chunk_ > max_body_ - decoded_) fail(error::body_too_large);
+                digits_ = true;
+            } else if (!digits_) {
+                fail(error::bad_chunked_encoding);
+            } else if (c == '\r') {
+                state_ = state::size_lf;
+            } else if (c == ';' || c == ' ' || c == '\t') {
+                state_ = state::ext;
+                overhead();
+            } else {
+                fail(error::bad_chunked_encoding);
+            }
+            break;
+        }
+        case state::ext:
+            if (c == '\r') state_ = state::size_lf;
+            else if (c == '\n') fail(error::bad_chunked_encoding);
+            else overhead();
+            break;
+        case state::size_lf:
+            if (c != '\n') {
+                fail(error::bad_chunked_encoding);
+            } else if (chunk_ == 0) {
+                state_ = state::trailer_start;
+            } else {
+                decoded_ += static_cast<std::size_t>(chunk_);
+                state_ = state::data;
+            }
+            break;
+        case state::data_cr:
+            if (c == '\r') state_ = state::data_lf;
+            else fail(error::bad_chunked_encoding);
+            break;
+        case state::data_lf:
+            if (c != '\n') {
+                fail(error::bad_chunked_encoding);
+                break;
+            }
+            digits_ = false;
+            state_ = state::size;
+            break;
+        case state::trailer_start:
+            if (c == '\r') {
+                state_ = state::final_lf;
+                break;
+            }
+            state_ = state::trailer;
+            [[fallthrough]];
+        case state::trailer:
+            if (c == '\r') state_ = state::trailer_lf;
+            else if (c == '\n') fail(error::bad_chunked_encoding);
+            else overhead();
+            break;
+        case state::trailer_lf:
+            if (c == '\n') state_ = state::trailer_start;
+            else fail(error::bad_chunked_encoding);
+            break;
+        case state::final_lf:
+            if (c == '\n') status_ = http_parse_status::complete;
+            else fail(error::bad_chunked_encoding);
+            break;
+        case state::data: break; // handled above
+        }
+    }
+    r.consumed = i;
+    r.status = status_;
+    return r;
+}
+
 // ---- body framing ----
 
 std::error_code body_framing(const http_fields& fields, http_body_framing& out) {

@@ -134,13 +134,17 @@ BOOST_AUTO_TEST_CASE(a_403_carries_status_header_and_body) {
     l.run(30s);
 }
 
-BOOST_AUTO_TEST_CASE(a_refusal_body_is_bounded_and_read_until_close_without_a_length) {
+BOOST_AUTO_TEST_CASE(a_refusal_body_by_close_by_chunks_and_bounded) {
     const std::string big(100 * 1024, 'b');
     loop l;
     l.spawn("server", [&]() -> asio::awaitable<void> {
         // No Content-Length: the body ends when the server closes.
         const std::string unframed = "HTTP/1.1 500 Internal Server Error\r\n\r\nbroken";
         co_await answer_once(l, unframed, true);
+        // Chunked, the connection kept open: the body ends with its last chunk.
+        const std::string chunked = "HTTP/1.1 403 Forbidden\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                    "4\r\nnot \r\n7\r\nallowed\r\n0\r\n\r\n";
+        co_await answer_once(l, chunked, false);
         // Over the bound: the client keeps max_refusal_body bytes and does not wait for more.
         const std::string huge = "HTTP/1.1 401 Unauthorized\r\nContent-Length: 200000\r\n\r\n" + big;
         co_await answer_once(l, huge, false);
@@ -158,8 +162,15 @@ BOOST_AUTO_TEST_CASE(a_refusal_body_is_bounded_and_read_until_close_without_a_le
         BOOST_TEST((ec == corows::error::bad_status));
         BOOST_TEST(res.status == 500u);
         BOOST_TEST(res.body == "broken");
+        tcp_ws chunked = co_await l.connect_ws(opts);
+        auto start = std::chrono::steady_clock::now();
+        co_await chunked.handshake(host, target, extra, res, ec);
+        BOOST_TEST((ec == corows::error::bad_status));
+        BOOST_TEST(res.status == 403u);
+        BOOST_TEST(res.body == "not allowed");
+        BOOST_TEST(ms_since(start) < 2000);
         tcp_ws second = co_await l.connect_ws(opts);
-        const auto start = std::chrono::steady_clock::now();
+        start = std::chrono::steady_clock::now();
         co_await second.handshake(host, target, extra, res, ec);
         BOOST_TEST((ec == corows::error::bad_status));
         BOOST_TEST(res.status == 401u);

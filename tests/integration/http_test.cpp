@@ -60,7 +60,7 @@ std::string post(const std::string& target, const std::string& fields) {
 
 BOOST_AUTO_TEST_SUITE(plain_http)
 
-BOOST_AUTO_TEST_CASE(curl_posts_twice_on_one_keep_alive_connection) {
+BOOST_AUTO_TEST_CASE(curl_posts_three_times_on_one_keep_alive_connection) {
     if (std::system("curl --version > /dev/null 2>&1") != 0) {
         BOOST_TEST_MESSAGE("curl is not installed (tools/setup.sh installs it): skipped");
         return;
@@ -78,14 +78,16 @@ BOOST_AUTO_TEST_CASE(curl_posts_twice_on_one_keep_alive_connection) {
     const std::string base = "http://127.0.0.1:" + std::to_string(port);
     // --next keeps curl's connection pool: the second POST reuses the first one's connection.
     int status = -1;
+    // The third is sent chunked.
     const std::string out = run_command("curl -sS --http1.1 --max-time 20 " + base + "/one -d first-body --next -sS "
-                                        "--http1.1 --max-time 20 " + base + "/two --data-binary @- <<'EOF'\n"
-                                        "second body\nEOF\n", status);
+                                        "--http1.1 --max-time 20 " + base + "/two --data-binary @- --next -sS "
+                                        "--http1.1 --max-time 20 -H 'Transfer-Encoding: chunked' " + base +
+                                        "/three -d third <<'EOF'\nsecond body\nEOF\n", status);
     srv.stop(milliseconds(1000));
     runner.join();
     BOOST_TEST(status == 0);
-    BOOST_TEST(out == "/one:first-body/two:second body\n");
-    BOOST_TEST(requests.load() == 2);
+    BOOST_TEST(out == "/one:first-body/two:second body\n/three:third");
+    BOOST_TEST(requests.load() == 3);
     BOOST_TEST(connections.load() == 1);
 }
 
@@ -148,8 +150,27 @@ BOOST_AUTO_TEST_CASE(a_body_arriving_in_pieces_is_read_whole) {
         });
 }
 
+BOOST_AUTO_TEST_CASE(a_chunked_body_is_decoded_and_the_next_request_stays) {
+    run_raw_client({},
+        [&](tcp_ws& ws) -> asio::awaitable<void> {
+            http_request req = co_await ws.read_request();
+            std::string body = co_await ws.read_body(req);
+            BOOST_TEST(body == "hello world");
+            http_request next = co_await ws.read_request();
+            BOOST_TEST(next.target == "/next");
+            std::string none = co_await ws.read_body(next);
+            BOOST_TEST(none.empty());
+        },
+        [&](raw_peer& p, loop&) -> asio::awaitable<void> {
+            const std::string wire = post("/", "Transfer-Encoding: chunked\r\n") + "5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n" +
+                                     "GET /next HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+            co_await p.send_text(wire);
+        });
+}
+
 BOOST_AUTO_TEST_CASE(own_parser_takes_buffered_input) {
-    // A chunked body is left to the application: read_body() refuses it and keeps the bytes.
+    // A coding under the chunked one is left to the application: read_body() refuses it and
+    // keeps the bytes.
     run_raw_client({},
         [&](tcp_ws& ws) -> asio::awaitable<void> {
             http_request req = co_await ws.read_request();
@@ -166,7 +187,7 @@ BOOST_AUTO_TEST_CASE(own_parser_takes_buffered_input) {
             BOOST_TEST(ws.buffered_input().empty());
         },
         [&](raw_peer& p, loop&) -> asio::awaitable<void> {
-            const std::string chunked = post("/", "Transfer-Encoding: chunked\r\n") + "5\r\nhello\r\n0\r\n\r\n";
+            const std::string chunked = post("/", "Transfer-Encoding: gzip, chunked\r\n") + "5\r\nhello\r\n0\r\n\r\n";
             co_await p.send_text(chunked);
         });
 }
@@ -235,6 +256,32 @@ BOOST_AUTO_TEST_CASE(a_body_cut_short_fails_and_closes) {
             co_await p.send_text(cut);
             p.socket().shutdown(asio::socket_base::shutdown_send);
             co_await p.read_to_end();
+        });
+}
+
+BOOST_AUTO_TEST_CASE(an_idle_keep_alive_connection_times_out) {
+    options o;
+    o.handshake_timeout = milliseconds(200);
+    event done;
+    run_raw_client(o,
+        [&](tcp_ws& ws) -> asio::awaitable<void> {
+            http_request req = co_await ws.read_request();
+            http_response res;
+            co_await ws.write_response(res);
+            const auto start = std::chrono::steady_clock::now();
+            std::error_code ec;
+            co_await ws.read_request(ec);
+            done.set();
+            BOOST_TEST((ec == error::timeout), ec.message());
+            BOOST_TEST(ms_since(start) >= 150);
+            BOOST_TEST(ms_since(start) < 2000);
+        },
+        [&](raw_peer& p, loop&) -> asio::awaitable<void> {
+            const std::string get = "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+            co_await p.send_text(get);
+            std::string head = co_await p.read_head();
+            BOOST_TEST(head == "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+            co_await done.wait();
         });
 }
 

@@ -601,6 +601,78 @@ BOOST_AUTO_TEST_CASE(build_response_frames_the_body) {
     BOOST_TEST(corows::build_response(no_content) == "HTTP/1.1 204 No Content\r\n\r\n");
 }
 
+BOOST_AUTO_TEST_CASE(chunked_bodies_decode_whole_or_byte_by_byte) {
+    const std::string wire = "5\r\nhello\r\n6;name=value\r\n world\r\nA \r\n0123456789\r\n0\r\n"
+                             "Trailer-Field: x\r\n\r\nGET /next HTTP/1.1\r\n";
+    const auto end = wire.find("GET");
+    {
+        corows::http_chunked_decoder d(1024);
+        std::string body;
+        const auto r = d.feed(bytes_of(wire), body);
+        BOOST_TEST((r.status == http_parse_status::complete));
+        BOOST_TEST(r.consumed == end);
+        BOOST_TEST(body == "hello world0123456789");
+        // Once complete, nothing more is consumed.
+        BOOST_TEST(d.feed(bytes_of(wire), body).consumed == 0u);
+    }
+    corows::http_chunked_decoder d(1024);
+    std::string body;
+    std::size_t consumed = 0;
+    for (std::size_t i = 0; i < wire.size() && d.status() == http_parse_status::need_more; ++i)
+        consumed += d.feed(bytes_of(std::string_view(wire).substr(i, 1)), body).consumed;
+    BOOST_TEST((d.status() == http_parse_status::complete));
+    BOOST_TEST(consumed == end);
+    BOOST_TEST(body == "hello world0123456789");
+}
+
+BOOST_AUTO_TEST_CASE(bad_chunked_bodies) {
+    struct row {
+        std::string wire;
+        corows::error expected;
+        std::string body_before;
+    };
+    const row rows[] = {
+        {"x\r\n", corows::error::bad_chunked_encoding, ""},
+        {";ext\r\n", corows::error::bad_chunked_encoding, ""},
+        {"5\nhello\r\n", corows::error::bad_chunked_encoding, ""},
+        {"5\r\nhelloX", corows::error::bad_chunked_encoding, "hello"},
+        {"5\r\nhello\r\r", corows::error::bad_chunked_encoding, "hello"},
+        {"0\r\nbad\ntrailer\r\n\r\n", corows::error::bad_chunked_encoding, ""},
+        {"0\r\n\rX", corows::error::bad_chunked_encoding, ""},
+        {"4\r\nabcd\r\n7\r\n", corows::error::body_too_large, "abcd"},   // 4 + 7 > 10
+        {"ffffffffffffffffffffffff\r\n", corows::error::body_too_large, ""},
+        {"1;" + std::string(9000, 'e') + "\r\n", corows::error::bad_chunked_encoding, ""},
+        {"0\r\nX: " + std::string(9000, 't') + "\r\n\r\n", corows::error::bad_chunked_encoding, ""},
+    };
+    for (const auto& r : rows) {
+        corows::http_chunked_decoder d(10);
+        std::string body;
+        const auto result = d.feed(bytes_of(r.wire), body);
+        BOOST_TEST((result.status == http_parse_status::failed), r.wire.substr(0, 40));
+        BOOST_TEST((result.error == r.expected), r.wire.substr(0, 40) << ": " << result.error.message());
+        BOOST_TEST(body == r.body_before);
+        BOOST_TEST((d.status() == http_parse_status::failed));
+    }
+    // Up to the limit exactly is fine.
+    corows::http_chunked_decoder d(10);
+    std::string body;
+    BOOST_TEST((d.feed(bytes_of("A\r\n0123456789\r\n0\r\n\r\n"), body).status == http_parse_status::complete));
+}
+
+BOOST_AUTO_TEST_CASE(chunked_only_means_one_coding) {
+    auto with = [](std::vector<std::string> values) {
+        corows::http_fields f;
+        for (const auto& v : values) f.add("Transfer-Encoding", v);
+        return corows::is_chunked_only(f);
+    };
+    BOOST_TEST(with({"chunked"}));
+    BOOST_TEST(with({"Chunked"}));
+    BOOST_TEST(!with({}));
+    BOOST_TEST(!with({"gzip, chunked"}));
+    BOOST_TEST(!with({"gzip", "chunked"}));
+    BOOST_TEST(!with({"identity"}));
+}
+
 BOOST_AUTO_TEST_CASE(body_framing_of_fields) {
     struct row {
         std::vector<std::pair<std::string, std::string>> fields;

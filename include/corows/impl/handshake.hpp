@@ -26,22 +26,31 @@
 namespace corows {
 namespace detail {
 
-/// After a refusal's head: up to max_refusal_body bytes of its body, by its Content-Length,
-/// else until the server closes. Whatever ends the read early (the handshake timer, a reset)
-/// only shortens the body: the refusal is what the caller learns about.
+/// After a refusal's head: up to max_refusal_body bytes of its body, by its Content-Length or
+/// chunked coding, else until the server closes. Whatever ends the read early (the handshake
+/// timer, a reset, a bad chunk) only shortens the body: the refusal is what the caller learns.
 template <class Stream>
 asio::awaitable<void> read_refusal_body(std::shared_ptr<pump<Stream>> s, http_response& res) {
+    if (res.status == 204 || res.status == 304 || res.status < 200) co_return; // no body (RFC 9112 §6.3)
     std::size_t want = max_refusal_body;
     http_body_framing f;
-    if (res.status == 204 || res.status == 304 || res.status < 200) want = 0;
-    else if (!body_framing(res.fields, f) && f.has_content_length && f.content_length < want)
-        want = static_cast<std::size_t>(f.content_length);
+    const bool framed = !body_framing(res.fields, f);
+    const bool chunked = framed && f.transfer_encoding && is_chunked_only(res.fields);
+    if (framed && f.has_content_length && f.content_length < want) want = static_cast<std::size_t>(f.content_length);
+    if (want == 0) co_return;
+    http_chunked_decoder chunks(max_refusal_body);
     while (!s->transport_closed) {
         auto buffered = s->conn.buffered();
-        const auto take = std::min(buffered.size(), want - res.body.size());
-        res.body.append(reinterpret_cast<const char*>(buffered.data()), take);
-        s->conn.consume(take);
-        if (res.body.size() == want) break;
+        if (chunked) {
+            auto r = chunks.feed(buffered, res.body);
+            s->conn.consume(r.consumed);
+            if (r.status != http_parse_status::need_more) break;
+        } else {
+            const auto take = std::min(buffered.size(), want - res.body.size());
+            res.body.append(reinterpret_cast<const char*>(buffered.data()), take);
+            s->conn.consume(take);
+            if (res.body.size() == want) break;
+        }
         if (co_await read_some(s)) break;
     }
 }

@@ -8,6 +8,8 @@
 #include <corows/impl/accept.hpp>
 #include <corows/protocol/http.hpp>
 
+#include <string_view>
+
 #include <asio/awaitable.hpp>
 #include <asio/buffer.hpp>
 #include <asio/error.hpp>
@@ -25,29 +27,42 @@
 namespace corows {
 namespace detail {
 
-/// How many body bytes read_body() is to read for `req`, or why it refuses to.
-inline std::error_code body_length_of(const http_request& req, std::size_t limit, std::size_t& n) {
+/// How read_body() finds the end of a body: a length, or the chunked coding.
+struct body_plan {
+    std::size_t length = 0;
+    bool chunked = false;
+};
+
+/// How read_body() is to read the body of `req`, or why it refuses to.
+inline std::error_code plan_body(const http_request& req, std::size_t limit, body_plan& plan) {
     http_body_framing f;
     if (auto ec = body_framing(req.fields, f)) return ec;
-    // A chunked body needs a decoder the application may bring (buffered_input() gives
-    // it the bytes); read_body() only knows lengths announced up front.
-    if (f.transfer_encoding) return error::length_required;
+    if (f.transfer_encoding) {
+        // Codings under the chunked one (gzip) are the application's to undo, through
+        // buffered_input(): read_body() would hand back bytes that are not the body.
+        if (!is_chunked_only(req.fields)) return error::length_required;
+        plan.chunked = true;
+        return {};
+    }
     if (f.content_length > limit) return error::body_too_large;
-    n = static_cast<std::size_t>(f.content_length);
+    plan.length = static_cast<std::size_t>(f.content_length);
     return {};
 }
 
-/// Reads `n` body bytes into `out`: the buffered ones first, then from the stream through
-/// the same buffer, so that bytes beyond the body stay buffered for the next request. A
-/// failure closes the transport: the request's end is lost, so no next request can be found.
+/// Reads a body as `plan` says into `out`: the buffered bytes first, then from the stream
+/// through the same buffer, so that bytes beyond the body stay buffered for the next
+/// request. A failure closes the transport: the request's end is lost, so no next request
+/// can be found.
 template <class Stream>
-asio::awaitable<std::error_code> read_body(std::shared_ptr<pump<Stream>> s, std::size_t n, bool send_continue,
+asio::awaitable<std::error_code> read_body(std::shared_ptr<pump<Stream>> s, body_plan plan, bool send_continue,
                                            std::string* out) {
     out->clear();
-    out->reserve(n);
+    if (!plan.chunked) out->reserve(plan.length);
+    const std::size_t limit = s->conn.settings().http.max_body_size;
+    http_chunked_decoder chunks(limit);
     handshake_phase(s);
     std::error_code ec;
-    if (send_continue && s->conn.buffered().size() < n) {
+    if (send_continue && (plan.chunked || s->conn.buffered().size() < plan.length)) {
         // RFC 9110 §10.1.1: a client that sent Expect: 100-continue may wait for this.
         static constexpr std::string_view go_on = "HTTP/1.1 100 Continue\r\n\r\n";
         co_await asio::async_write(s->stream, asio::buffer(go_on.data(), go_on.size()),
@@ -55,15 +70,26 @@ asio::awaitable<std::error_code> read_body(std::shared_ptr<pump<Stream>> s, std:
     }
     while (!ec) {
         auto buffered = s->conn.buffered();
-        const auto take = std::min(buffered.size(), n - out->size());
-        out->append(reinterpret_cast<const char*>(buffered.data()), take);
-        s->conn.consume(take);
-        if (out->size() == n) break;
+        if (plan.chunked) {
+            auto r = chunks.feed(buffered, *out);
+            s->conn.consume(r.consumed);
+            if (r.status == http_parse_status::complete) break;
+            if (r.status == http_parse_status::failed) {
+                ec = r.error;
+                break;
+            }
+        } else {
+            const auto take = std::min(buffered.size(), plan.length - out->size());
+            out->append(reinterpret_cast<const char*>(buffered.data()), take);
+            s->conn.consume(take);
+            if (out->size() == plan.length) break;
+        }
         ec = co_await read_some(s);
     }
     if (ec) {
         if (s->conn.timed_out()) ec = error::timeout;
         s->close_transport_now();
+        out->clear();
         co_return ec;
     }
     s->conn.pause_handshake();
@@ -72,17 +98,17 @@ asio::awaitable<std::error_code> read_body(std::shared_ptr<pump<Stream>> s, std:
 }
 
 template <class Stream>
-asio::awaitable<std::string> read_body_or_throw(std::shared_ptr<pump<Stream>> s, std::size_t n, bool send_continue) {
+asio::awaitable<std::string> read_body_or_throw(std::shared_ptr<pump<Stream>> s, body_plan plan, bool send_continue) {
     std::string body;
-    throw_if(co_await read_body(s, n, send_continue, &body));
+    throw_if(co_await read_body(s, plan, send_continue, &body));
     co_return body;
 }
 
 template <class Stream>
-asio::awaitable<std::string> read_body_into_ec(std::shared_ptr<pump<Stream>> s, std::size_t n, bool send_continue,
+asio::awaitable<std::string> read_body_into_ec(std::shared_ptr<pump<Stream>> s, body_plan plan, bool send_continue,
                                                std::error_code* ec) {
     std::string body;
-    *ec = co_await read_body(s, n, send_continue, &body);
+    *ec = co_await read_body(s, plan, send_continue, &body);
     co_return body;
 }
 
@@ -129,12 +155,13 @@ asio::awaitable<void> write_response_into_ec(std::shared_ptr<pump<Stream>> s, st
 template <class Stream>
 asio::awaitable<std::string> start_read_body(const std::shared_ptr<pump<Stream>>& s, const http_request& req,
                                              std::error_code* ec) {
-    std::size_t n = 0;
-    if (auto failure = body_length_of(req, s->conn.settings().http.max_body_size, n))
+    body_plan plan;
+    if (auto failure = plan_body(req, s->conn.settings().http.max_body_size, plan))
         return body_refused<Stream>(failure, ec);
-    const bool send_continue = n > 0 && req.version >= 11 && req.has_token("Expect", "100-continue");
-    if (!ec) return read_body_or_throw(s, n, send_continue);
-    return read_body_into_ec(s, n, send_continue, ec);
+    const bool send_continue = (plan.chunked || plan.length > 0) && req.version >= 11 &&
+                               req.has_token("Expect", "100-continue");
+    if (!ec) return read_body_or_throw(s, plan, send_continue);
+    return read_body_into_ec(s, plan, send_continue, ec);
 }
 
 } // namespace detail
