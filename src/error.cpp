@@ -54,6 +54,7 @@ public:
         case error::length_required: return "HTTP body without Content-Length";
         case error::handshake_closed: return "the server closed the connection during the HTTP upgrade";
         case error::bad_chunked_encoding: return "malformed chunked body";
+        case error::tls_answer: return "the server answered the HTTP upgrade with TLS";
         }
         return "unknown corows error";
     }

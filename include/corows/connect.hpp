@@ -261,7 +261,7 @@ inline asio::awaitable<client_websocket> run_connect(std::shared_ptr<const conne
         if (ec == error::bad_status) {
             why.detail = "the server answered " + std::to_string(res.status) + " " + res.reason;
             why.response = std::move(res);
-        } else if (ec == error::handshake_closed && !u.secure) {
+        } else if ((ec == error::handshake_closed || ec == error::tls_answer) && !u.secure) {
             why.detail = "is it a TLS port? use wss://";
         }
     }

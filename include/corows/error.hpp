@@ -57,6 +57,7 @@ enum class error {
     length_required,        ///< a body without Content-Length (e.g. chunked) where one is needed (411)
     handshake_closed,       ///< the server closed the connection before its upgrade answer was whole
     bad_chunked_encoding,   ///< a malformed chunked body (RFC 9112 §7.1)
+    tls_answer,             ///< a plain upgrade request was answered with a TLS record
 };
 
 /// The category of corows::error values; name() is "corows".

@@ -197,8 +197,8 @@ public:
     /// Server: the bytes received after the last request head (or body) and not taken yet;
     /// valid until the next operation on this websocket.
     std::span<const std::uint8_t> buffered_input() noexcept;
-    /// Server: takes the first `n` bytes of buffered_input() (at most all of them), e.g. after
-    /// the application's own body parser used them.
+    /// Server, before any handshake: takes the first `n` bytes of buffered_input() (at most
+    /// all of them), e.g. after the application's own body parser used them; no effect later.
     void consume_buffered(std::size_t n) noexcept;
     /// Server: reads the body of `req` (read_request()'s) by its Content-Length or its
     /// chunked coding (empty without either), buffered bytes first; bytes beyond it stay for
@@ -206,7 +206,8 @@ public:
     /// before reading when Content-Length says so) within handshake_timeout (error::timeout).
     /// Throws std::system_error: also error::length_required for another Transfer-Encoding
     /// (gzip), bad_content_length, conflicting_length, bad_chunked_encoding, I/O errors; a
-    /// failed read closes the transport. Answers Expect: 100-continue before reading.
+    /// failed read closes the transport. Answers Expect: 100-continue before reading. Before
+    /// any handshake only (operation_not_supported once the WebSocket is open).
     asio::awaitable<std::string> read_body(const http_request& req);
     /// Server: as read_body(req), reporting failure in `ec` (and returning "").
     asio::awaitable<std::string> read_body(const http_request& req, std::error_code& ec);

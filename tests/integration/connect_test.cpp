@@ -248,6 +248,27 @@ BOOST_AUTO_TEST_CASE(ws_to_a_tls_port_says_so) {
     l.run(30s);
 }
 
+BOOST_AUTO_TEST_CASE(ws_to_a_port_answering_with_a_tls_alert_says_so) {
+    loop l;
+    l.spawn("server", [&]() -> asio::awaitable<void> {
+        // What some TLS stacks send for a record that is not TLS: a fatal protocol_version alert.
+        const std::string alert("\x15\x03\x03\x00\x02\x02\x46", 7);
+        co_await answer_once(l, alert, true);
+    });
+    l.spawn("client", [&]() -> asio::awaitable<void> {
+        std::error_code ec;
+        connect_failure why;
+        corows::options opts;
+        const std::string url = "ws://127.0.0.1:" + port_of(l) + "/";
+        co_await corows::connect(url, opts, ec, why);
+        BOOST_TEST((ec == corows::error::tls_answer), ec.message());
+        BOOST_TEST(why.message == "corows::connect: WebSocket upgrade with 127.0.0.1:" + port_of(l) +
+                                      " failed: the server answered the HTTP upgrade with TLS "
+                                      "(is it a TLS port? use wss://)");
+    });
+    l.run(30s);
+}
+
 BOOST_AUTO_TEST_CASE(an_unknown_issuer) {
     const auto ca = make_cert("Test CA", "", corows::test::cert_spec{.ca = true});
     const auto leaf = make_cert("localhost", "DNS:localhost", corows::test::cert_spec{.issuer = &ca});

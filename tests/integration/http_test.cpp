@@ -285,13 +285,17 @@ BOOST_AUTO_TEST_CASE(an_idle_keep_alive_connection_times_out) {
         });
 }
 
-BOOST_AUTO_TEST_CASE(write_response_is_refused_on_an_open_websocket) {
+BOOST_AUTO_TEST_CASE(plain_http_calls_are_refused_on_an_open_websocket) {
     run_pair({}, {},
         [](tcp_ws& ws) -> asio::awaitable<void> {
             std::error_code ec;
             http_response res;
             co_await ws.write_response(res, ec);
             BOOST_TEST((ec == asio::error::operation_not_supported), ec.message());
+            http_request req;
+            co_await ws.read_body(req, ec);
+            BOOST_TEST((ec == asio::error::operation_not_supported), ec.message());
+            ws.consume_buffered(1000);
             co_await ws.close();
         },
         [](tcp_ws& ws) -> asio::awaitable<void> {

@@ -82,8 +82,13 @@ asio::awaitable<std::error_code> handshake(std::shared_ptr<pump<Stream>> s, cons
     http_response_parser parser(opts.http);
     if (!ec) {
         ec = co_await read_head(s, parser);
-        // An end before any answer is most often a TLS server that dropped a plain request.
+        // An end before any answer is most often a TLS server that dropped a plain request;
+        // some answer it with an alert record (content type 21) instead.
         if (ec == asio::error::eof && !s->conn.timed_out()) ec = error::handshake_closed;
+        const auto rest = s->conn.buffered();
+        if (ec == error::http_parse_error && rest.size() >= 3 && (rest[0] == 0x15 || rest[0] == 0x16) &&
+            rest[1] == 0x03 && rest[2] <= 0x04)
+            ec = error::tls_answer;
     }
     upgrade_response ur;
     if (!ec) ec = validate_upgrade_response(parser.get(), o, ur);

@@ -155,6 +155,9 @@ asio::awaitable<void> write_response_into_ec(std::shared_ptr<pump<Stream>> s, st
 template <class Stream>
 asio::awaitable<std::string> start_read_body(const std::shared_ptr<pump<Stream>>& s, const http_request& req,
                                              std::error_code* ec) {
+    // Once open, the buffer holds frames, which the connection's reader owns.
+    if (s->conn.state() != connection_state::connecting)
+        return body_refused<Stream>(make_error_code(asio::error::operation_not_supported), ec);
     body_plan plan;
     if (auto failure = plan_body(req, s->conn.settings().http.max_body_size, plan))
         return body_refused<Stream>(failure, ec);
@@ -173,6 +176,8 @@ std::span<const std::uint8_t> websocket<Stream>::buffered_input() noexcept {
 
 template <class Stream>
 void websocket<Stream>::consume_buffered(std::size_t n) noexcept {
+    // Once open, the buffer holds frames the connection has yet to decode.
+    if (s_->conn.state() != connection_state::connecting) return;
     s_->conn.consume(std::min(n, s_->conn.buffered().size()));
 }
 
