@@ -1,14 +1,12 @@
 // websocket<Stream>'s plain-HTTP side for custom servers: the bytes after a request head,
-// a request body read by its Content-Length, and a response written on a connection that
-// stays open for the next request.
+// a request body read by its Content-Length or chunked coding, and a response written on a
+// connection that stays open for the next request.
 #pragma once
 
 #include <corows/detail/awaiting.hpp>
 #include <corows/detail/pump.hpp>
 #include <corows/impl/accept.hpp>
 #include <corows/protocol/http.hpp>
-
-#include <string_view>
 
 #include <asio/awaitable.hpp>
 #include <asio/buffer.hpp>
@@ -18,10 +16,12 @@
 #include <asio/write.hpp>
 
 #include <algorithm>
-#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
+#include <string_view>
 #include <system_error>
 
 namespace corows {
