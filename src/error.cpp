@@ -46,6 +46,15 @@ public:
         case error::timeout: return "timeout";
         case error::handshake_failed: return "WebSocket handshake failed";
         case error::operation_in_progress: return "another operation of this kind is in progress";
+        case error::http_version_not_supported: return "HTTP version not supported (only HTTP/1.1 upgrades)";
+        case error::bad_content_length: return "malformed or conflicting Content-Length";
+        case error::conflicting_length: return "both Content-Length and Transfer-Encoding";
+        case error::upgrade_with_body: return "upgrade request with a body";
+        case error::body_too_large: return "HTTP body exceeds the size limit";
+        case error::length_required: return "HTTP body without Content-Length";
+        case error::handshake_closed: return "the server closed the connection during the HTTP upgrade";
+        case error::bad_chunked_encoding: return "malformed chunked body";
+        case error::tls_answer: return "the server answered the HTTP upgrade with TLS";
         }
         return "unknown corows error";
     }

@@ -2,7 +2,7 @@
 # apt-get update runs at most once, and only when something is missing.
 
 corows_packages=(meson ninja-build g++ pkg-config libasio-dev zlib1g-dev libdeflate-dev libboost-test-dev
-                 libssl-dev openssl python3 python3-websockets clang-16 libclang-rt-16-dev
+                 libssl-dev openssl curl python3 python3-websockets clang-16 libclang-rt-16-dev
                  libc++-16-dev libc++abi-16-dev cmake)
 
 install_missing() {

@@ -19,7 +19,7 @@
 #include <asio/ip/tcp.hpp>
 #include <asio/redirect_error.hpp>
 #include <asio/ssl/context.hpp>
-#include <asio/ssl/host_name_verification.hpp>
+#include <asio/ssl/verify_context.hpp>
 #include <asio/ssl/stream.hpp>
 #include <asio/steady_timer.hpp>
 #include <asio/this_coro.hpp>
@@ -27,8 +27,13 @@
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <openssl/x509_vfy.h>
 
 #include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string_view>
 #include <memory>
 #include <string>
 #include <system_error>
@@ -58,6 +63,46 @@ inline asio::ssl::context& default_tls_context() {
     return h.ctx;
 }
 
+/// The step of connect() that failed.
+enum class connect_phase : std::uint8_t {
+    url,           ///< the URL did not parse
+    resolve,       ///< the host name did not resolve
+    tcp_connect,   ///< no address accepted the TCP connection
+    tls_handshake, ///< wss://: TLS failed (certificate, protocol)
+    http_upgrade,  ///< the WebSocket handshake failed or was refused
+};
+
+/// What connect() knows about a failure beyond its error_code.
+struct connect_failure {
+    connect_phase phase = connect_phase::url; ///< where it failed
+    std::string peer;    ///< "host:port", with the address tried last once known ("localhost:80 (127.0.0.1:80)")
+    std::string detail;  ///< more from below: OpenSSL's verify result ("certificate has expired"), a hint
+    std::optional<http_response> response; ///< a refused upgrade's answer, with up to max_refusal_body of body
+    std::string message; ///< what connect_error::what() says: phase, peer, error and detail
+};
+
+/// A connect() failure: code() is the error the error_code overloads report (url_error,
+/// resolver, socket or TLS error, error::timeout, the handshake's error); what() names the
+/// phase and the peer; failure() has the parts, and the server's answer for a refusal.
+class connect_error : public std::system_error {
+public:
+    /// A failure with `ec` as described by `f` (what() is f.message).
+    connect_error(std::error_code ec, connect_failure f)
+        : std::system_error(ec), f_(std::make_shared<const connect_failure>(std::move(f))) {}
+    /// The phase, peer, detail, answer and message.
+    const connect_failure& failure() const noexcept { return *f_; }
+    /// Where connect() failed.
+    connect_phase phase() const noexcept { return f_->phase; }
+    /// The refused upgrade's answer (status, reason, fields, bounded body), or nullptr.
+    const http_response* response() const noexcept { return f_->response ? &*f_->response : nullptr; }
+    /// "corows::connect: <phase> <peer> failed: <error> (<detail>)".
+    const char* what() const noexcept override { return f_->message.c_str(); }
+
+private:
+    // Shared: exceptions are copied, and a copy must not throw.
+    std::shared_ptr<const connect_failure> f_;
+};
+
 namespace detail {
 
 // Everything a connect() call was given, owned by the operation so that the caller's
@@ -77,7 +122,17 @@ struct connect_attempt {
     asio::ip::tcp::resolver resolver;
     asio::steady_timer timer;
     bool timed_out = false;
+    connect_phase phase = connect_phase::resolve;
+    std::string tried; // the addresses TCP connect tried, in order
+    asio::ip::tcp::endpoint last;
 };
+
+/// "address:port", with an IPv6 address in brackets.
+inline std::string endpoint_text(const asio::ip::tcp::endpoint& e) {
+    const auto a = e.address().to_string();
+    const auto p = std::to_string(e.port());
+    return e.address().is_v6() ? "[" + a + "]:" + p : a + ":" + p;
+}
 
 // Resolve, connect and (for wss) the TLS handshake; the WebSocket handshake is bounded by the
 // websocket's own handshake timeout.
@@ -102,11 +157,20 @@ inline asio::awaitable<std::error_code> open_transport(std::shared_ptr<connect_a
                                                         asio::ip::resolver_base::numeric_service,
                                                         asio::redirect_error(asio::use_awaitable, ec));
     if (!ec && !a->timed_out) {
-        co_await asio::async_connect(a->stream.lowest_layer(), endpoints,
+        a->phase = connect_phase::tcp_connect;
+        // The condition sees each address before it is tried: the error can then name them.
+        auto note = [a](const std::error_code&, const asio::ip::tcp::endpoint& next) {
+            if (!a->tried.empty()) a->tried += ", ";
+            a->tried += endpoint_text(next);
+            a->last = next;
+            return true;
+        };
+        co_await asio::async_connect(a->stream.lowest_layer(), endpoints, note,
                                      asio::redirect_error(asio::use_awaitable, ec));
     }
     if (!ec && !a->timed_out) {
         if (auto* tls = a->stream.tls()) {
+            a->phase = connect_phase::tls_handshake;
             co_await tls->async_handshake(asio::ssl::stream_base::client,
                                           asio::redirect_error(asio::use_awaitable, ec));
         }
@@ -122,43 +186,105 @@ inline asio::awaitable<std::error_code> open_transport(std::shared_ptr<connect_a
 
 // Sets `s` up to send `u.host` as SNI and to verify the certificate against it.
 inline std::error_code prepare_tls(client_stream::tls_stream& s, const url& u) {
+    SSL* ssl = s.native_handle();
     // RFC 6066 §3: SNI carries host names only, never address literals.
-    if (!u.host_is_ip() && !SSL_set_tlsext_host_name(s.native_handle(), u.host.c_str()))
+    if (!u.host_is_ip() && !SSL_set_tlsext_host_name(ssl, u.host.c_str()))
         return std::error_code(static_cast<int>(ERR_get_error()), asio::error::get_ssl_category());
-    // Set on the stream, not the context: a caller's context may say verify_none.
+    // OpenSSL's own name check, rather than a verify callback: a mismatch then shows in
+    // SSL_get_verify_result(), which the error message quotes.
+    const int named = u.host_is_ip() ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), u.host.c_str())
+                                     : SSL_set1_host(ssl, u.host.c_str());
+    if (named != 1) return std::error_code(static_cast<int>(ERR_get_error()), asio::error::get_ssl_category());
+    // Set on the stream, not the context: a caller's context may say verify_none, or carry a
+    // callback that accepts anything.
     std::error_code ec;
     s.set_verify_mode(asio::ssl::verify_peer, ec);
-    if (!ec) s.set_verify_callback(asio::ssl::host_name_verification(u.host), ec);
+    if (!ec) s.set_verify_callback([](bool preverified, asio::ssl::verify_context&) { return preverified; }, ec);
     return ec;
 }
 
-inline asio::awaitable<client_websocket> run_connect(std::shared_ptr<const connect_request> r, std::error_code* out) {
+/// The sentence connect_error::what() says for `f` failing with `ec`.
+inline std::string describe_failure(const connect_failure& f, std::error_code ec, std::string_view url_text,
+                                    std::chrono::milliseconds limit) {
+    std::string out = "corows::connect: ";
+    switch (f.phase) {
+    case connect_phase::url: out += "bad URL \""; out += url_text; out += "\""; break;
+    case connect_phase::resolve: out += "resolving " + f.peer; break;
+    case connect_phase::tcp_connect: out += "TCP connect to " + f.peer; break;
+    case connect_phase::tls_handshake: out += "TLS handshake with " + f.peer; break;
+    case connect_phase::http_upgrade: out += "WebSocket upgrade with " + f.peer; break;
+    }
+    if (ec == error::timeout) out += " timed out after " + std::to_string(limit.count()) + " ms (handshake_timeout)";
+    else out += " failed: " + ec.message();
+    if (!f.detail.empty()) out += " (" + f.detail + ")";
+    return out;
+}
+
+inline asio::awaitable<client_websocket> run_connect(std::shared_ptr<const connect_request> r, std::error_code* out,
+                                                     connect_failure* why_out) {
     auto ex = co_await asio::this_coro::executor;
     std::error_code ec;
+    connect_failure why;
     url u = parse_url(r->url, ec);
+    const std::string host_port = u.host_is_ip() && u.host.find(':') != std::string::npos
+                                      ? "[" + u.host + "]:" + std::to_string(u.port)
+                                      : u.host + ":" + std::to_string(u.port);
     client_stream stream = !ec && u.secure ? client_stream(ex, r->tls ? *r->tls : default_tls_context())
                                            : client_stream(ex);
+    if (!ec) {
+        why.phase = connect_phase::tls_handshake;
+        why.peer = host_port;
+    }
     if (auto* tls = stream.tls()) ec = prepare_tls(*tls, u);
     if (!ec) {
         auto a = std::make_shared<connect_attempt>(std::move(stream));
         ec = co_await open_transport(a, u, r->opts.handshake_timeout);
+        why.phase = a->phase;
+        if (!a->tried.empty()) {
+            const auto addr = endpoint_text(a->last);
+            if (addr != host_port) why.peer = host_port + " (" + addr + ")";
+        }
+        if (ec && a->phase == connect_phase::tcp_connect && a->tried.find(',') != std::string::npos)
+            why.detail = "tried " + a->tried;
+        if (ec && a->phase == connect_phase::tls_handshake) {
+            if (auto* tls = a->stream.tls()) {
+                const long verify = SSL_get_verify_result(tls->native_handle());
+                if (verify != X509_V_OK) why.detail = X509_verify_cert_error_string(verify);
+            }
+        }
         stream = std::move(a->stream);
     }
     client_websocket ws(std::move(stream), r->opts);
-    if (!ec) co_await ws.handshake(u.host_field(), u.target, r->extra, ec);
+    if (!ec) {
+        why.phase = connect_phase::http_upgrade;
+        const std::string host = u.host_field();
+        http_response res;
+        co_await ws.handshake(host, u.target, r->extra, res, ec);
+        if (ec == error::bad_status) {
+            why.detail = "the server answered " + std::to_string(res.status) + " " + res.reason;
+            why.response = std::move(res);
+        } else if ((ec == error::handshake_closed || ec == error::tls_answer) && !u.secure) {
+            why.detail = "is it a TLS port? use wss://";
+        }
+    }
+    if (ec) {
+        why.message = describe_failure(why, ec, r->url, r->opts.handshake_timeout);
+        if (!out) throw connect_error(ec, std::move(why));
+        if (why_out) *why_out = std::move(why);
+    }
     if (out) *out = ec;
-    else if (ec) throw std::system_error(ec);
     co_return ws;
 }
 
 inline asio::awaitable<client_websocket> start_connect(std::string url, const options& opts, asio::ssl::context* tls,
-                                                       const handshake_request& extra, std::error_code* ec) {
+                                                       const handshake_request& extra, std::error_code* ec,
+                                                       connect_failure* why = nullptr) {
     auto r = std::make_shared<connect_request>();
     r->url = std::move(url);
     r->opts = opts;
     r->tls = tls;
     r->extra = extra;
-    return run_connect(std::move(r), ec);
+    return run_connect(std::move(r), ec, why);
 }
 
 } // namespace detail
@@ -167,9 +293,11 @@ inline asio::awaitable<client_websocket> start_connect(std::string url, const op
 // call inside a co_await expression twice.
 
 /// Opens a WebSocket connection to `url` (ws:// or wss://) with default options; wss://
-/// verifies the server against default_tls_context(). Throws std::system_error on failure:
-/// url_error, resolver and socket errors, TLS errors (asio::error::get_ssl_category(), e.g.
-/// certificate verify failed), error::timeout, or the handshake's corows error.
+/// verifies the server against default_tls_context(). Throws connect_error (a
+/// std::system_error naming the phase and the peer) on failure, with code() url_error,
+/// resolver and socket errors, TLS errors (asio::error::get_ssl_category(), e.g. certificate
+/// verify failed), error::timeout, or the handshake's corows error (bad_status for a refusal,
+/// whose answer response() holds).
 inline asio::awaitable<client_websocket> connect(std::string url) {
     return detail::start_connect(std::move(url), options{}, nullptr, handshake_request{}, nullptr);
 }
@@ -260,6 +388,32 @@ auto connect(asio::any_io_executor ex, std::string url, options opts, asio::ssl:
                           [url = std::move(url), opts = std::move(opts), tls = &tls, extra = std::move(extra)]() mutable {
                               return detail::start_connect(std::move(url), opts, tls, extra, nullptr);
                           });
+}
+
+/// As connect(url, opts, ec), also filling `why` on failure (phase, peer, message, a refusal's answer).
+inline asio::awaitable<client_websocket> connect(std::string url, const options& opts, std::error_code& ec,
+                                                 connect_failure& why) {
+    return detail::start_connect(std::move(url), opts, nullptr, handshake_request{}, &ec, &why);
+}
+
+/// As connect(url, opts, extra, ec), also filling `why` on failure.
+inline asio::awaitable<client_websocket> connect(std::string url, const options& opts,
+                                                 const handshake_request& extra, std::error_code& ec,
+                                                 connect_failure& why) {
+    return detail::start_connect(std::move(url), opts, nullptr, extra, &ec, &why);
+}
+
+/// As connect(url, opts, tls, ec), also filling `why` on failure.
+inline asio::awaitable<client_websocket> connect(std::string url, const options& opts, asio::ssl::context& tls,
+                                                 std::error_code& ec, connect_failure& why) {
+    return detail::start_connect(std::move(url), opts, &tls, handshake_request{}, &ec, &why);
+}
+
+/// As connect(url, opts, tls, extra, ec), also filling `why` on failure.
+inline asio::awaitable<client_websocket> connect(std::string url, const options& opts, asio::ssl::context& tls,
+                                                 const handshake_request& extra, std::error_code& ec,
+                                                 connect_failure& why) {
+    return detail::start_connect(std::move(url), opts, &tls, extra, &ec, &why);
 }
 
 } // namespace corows

@@ -48,6 +48,16 @@ enum class error {
     timeout,                ///< a handshake, idle or close timeout expired
     handshake_failed,       ///< the opening handshake was refused
     operation_in_progress,  ///< a second read while one is in flight
+    // --- HTTP framing (appended: the values above stay stable) ---
+    http_version_not_supported, ///< request version above HTTP/1.1 (answered 505)
+    bad_content_length,     ///< Content-Length not a decimal number, or values that disagree
+    conflicting_length,     ///< both Content-Length and Transfer-Encoding (RFC 9112 §6.3)
+    upgrade_with_body,      ///< an upgrade request announces a body (smuggling risk)
+    body_too_large,         ///< a body over http_limits::max_body_size (answered 413)
+    length_required,        ///< a body without Content-Length (e.g. chunked) where one is needed (411)
+    handshake_closed,       ///< the server closed the connection before its upgrade answer was whole
+    bad_chunked_encoding,   ///< a malformed chunked body (RFC 9112 §7.1)
+    tls_answer,             ///< a plain upgrade request was answered with a TLS record
 };
 
 /// The category of corows::error values; name() is "corows".

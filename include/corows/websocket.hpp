@@ -16,6 +16,7 @@
 
 #include <asio/awaitable.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -82,6 +83,28 @@ struct handshake_request {
     }
     /// Adds the request field `name: value` to a temporary; chains.
     handshake_request&& field(std::string name, std::string value) && { return std::move(field(std::move(name), std::move(value))); }
+};
+
+/// The most of a refused handshake's body a client reads (the rest is dropped).
+inline constexpr std::size_t max_refusal_body = 64 * 1024;
+
+/// A client handshake the server answered with another status than 101: code() is
+/// error::bad_status, response() the answer with up to max_refusal_body bytes of its body.
+class handshake_error : public std::system_error {
+public:
+    /// Carries `res`; what() names its status and reason.
+    explicit handshake_error(http_response res)
+        : std::system_error(make_error_code(error::bad_status), describe(res)),
+          response_(std::make_shared<const http_response>(std::move(res))) {}
+    /// The server's answer: status, reason, fields and (bounded) body.
+    const http_response& response() const noexcept { return *response_; }
+
+private:
+    static std::string describe(const http_response& res) {
+        return "the server answered " + std::to_string(res.status) + " " + res.reason;
+    }
+    // Shared: exceptions are copied, and a copy must not throw.
+    std::shared_ptr<const http_response> response_;
 };
 
 template <class Stream>
@@ -204,7 +227,8 @@ public:
     /// Server: as accept(), reporting failure in `ec` (the refusal has been sent).
     asio::awaitable<void> accept(std::error_code& ec);
     /// Server: reads one HTTP request head (for a custom server that routes, authenticates,
-    /// or serves plain HTTP on the same port). Bytes after the head stay buffered.
+    /// or serves plain HTTP on the same port). Bytes after the head stay buffered (see
+    /// read_body() and buffered_input()); call it again for the next keep-alive request.
     template <COROWS_TOKEN_FOR(void(std::error_code, http_request)) Token = detail::default_token>
     auto read_request(Token&& token = {});
     /// Server: as read_request(), reporting failure in `ec`.
@@ -225,6 +249,35 @@ public:
     auto refuse(unsigned status, std::string_view body = {}, std::span<const http_field> extra_fields = {},
                 Token&& token = {});
 
+    // ---------------------------------------------------------------- plain HTTP (impl/http.hpp)
+
+    /// Server: the bytes received after the last request head (or body) and not taken yet;
+    /// valid until the next operation on this websocket.
+    std::span<const std::uint8_t> buffered_input() noexcept;
+    /// Server, before any handshake: takes the first `n` bytes of buffered_input() (at most
+    /// all of them), e.g. after the application's own body parser used them; no effect later.
+    void consume_buffered(std::size_t n) noexcept;
+    /// Server: reads the body of `req` (read_request()'s) by its Content-Length or its
+    /// chunked coding (empty without either), buffered bytes first; bytes beyond it stay for
+    /// the next request. At most options::http.max_body_size (error::body_too_large, refused
+    /// before reading when Content-Length says so) within handshake_timeout (error::timeout).
+    /// Throws std::system_error: also error::length_required for another Transfer-Encoding
+    /// (gzip), bad_content_length, conflicting_length, bad_chunked_encoding, I/O errors; a
+    /// failed read closes the transport. Answers Expect: 100-continue before reading. Before
+    /// any handshake only (operation_not_supported once the WebSocket is open).
+    template <COROWS_TOKEN_FOR(void(std::error_code, std::string)) Token = detail::default_token>
+    auto read_body(const http_request& req, Token&& token = {});
+    /// Server: as read_body(req), reporting failure in `ec` (and returning "").
+    asio::awaitable<std::string> read_body(const http_request& req, std::error_code& ec);
+    /// Server, before any handshake: writes `res` as build_response() does (Content-Length
+    /// from res.body) within handshake_timeout; the connection stays open for the next
+    /// read_request() unless res has Connection: close. Throws std::system_error
+    /// (operation_not_supported once the WebSocket is open or the transport is closed).
+    template <COROWS_TOKEN_FOR(void(std::error_code)) Token = detail::default_token>
+    auto write_response(const http_response& res, Token&& token = {});
+    /// Server: as write_response(res), reporting failure in `ec`.
+    asio::awaitable<void> write_response(const http_response& res, std::error_code& ec);
+
     // ---------------------------------------------------------------- client handshake (impl/handshake.hpp)
 
     /// Client: sends the upgrade request for `target` on `host` (with ":port" unless the
@@ -240,6 +293,16 @@ public:
     /// Client: as handshake(), reporting failure in `ec`.
     asio::awaitable<void> handshake(std::string host, std::string target, const handshake_request& extra,
                                     std::error_code& ec);
+    /// Client: as handshake(host, target, extra), filling `res` with the server's answer
+    /// whenever a whole head arrived (the 101, or a refusal with up to max_refusal_body bytes
+    /// of its body, read within handshake_timeout). A refusal throws handshake_error.
+    template <COROWS_TOKEN_FOR(void(std::error_code)) Token = detail::default_token>
+    auto handshake(std::string host, std::string target, handshake_request extra, http_response& res,
+                   Token&& token = {});
+    /// Client: as handshake(host, target, extra, res), reporting failure in `ec` (bad_status
+    /// for a refusal: `res` then holds it).
+    asio::awaitable<void> handshake(std::string host, std::string target, const handshake_request& extra,
+                                    http_response& res, std::error_code& ec);
 
     // ---------------------------------------------------------------- reading (impl/read.hpp)
 
@@ -353,5 +416,6 @@ private:
 #include <corows/impl/close.hpp>
 #include <corows/impl/events.hpp>
 #include <corows/impl/handshake.hpp>
+#include <corows/impl/http.hpp>
 #include <corows/impl/read.hpp>
 #include <corows/impl/write.hpp>

@@ -55,6 +55,14 @@ std::error_code validate_upgrade_request(const http_request& req, upgrade_reques
     // Methods are case-sensitive (RFC 9110 §9.1).
     if (req.method != "GET") return error::bad_method;
     if (req.version < 11) return error::bad_http_version;
+    // HTTP/2 and later upgrade differently (RFC 8441), and a version we do not know is one
+    // whose framing we cannot trust: 505 (RFC 9110 §15.6.6).
+    if (req.version > 11) return error::http_version_not_supported;
+    // The bytes after the head become WebSocket frames: a body there would be read as frames
+    // by us and as a body by a proxy in front, which is how requests get smuggled.
+    http_body_framing framing;
+    if (auto ec = body_framing(req.fields, framing)) return ec;
+    if (framing.transfer_encoding || framing.content_length > 0) return error::upgrade_with_body;
     // RFC 9112 §3.2: no Host, or more than one, is a 400.
     const auto host = find_single(req.fields, "Host");
     if (!host) return error::missing_host;
@@ -91,6 +99,9 @@ unsigned http_status_for(std::error_code ec) noexcept {
     case error::header_too_large:
     case error::too_many_headers: return 431;
     case error::timeout: return 408;
+    case error::body_too_large: return 413;
+    case error::length_required: return 411;
+    case error::http_version_not_supported: return 505;
     default: return 400;
     }
 }

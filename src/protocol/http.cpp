@@ -2,7 +2,9 @@
 #include <corows/protocol/http.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <stdexcept>
+#include <string>
 
 namespace corows {
 namespace {
@@ -242,16 +244,22 @@ std::string_view reason_phrase(unsigned status) noexcept {
     case 100: return "Continue";
     case 101: return "Switching Protocols";
     case 200: return "OK";
+    case 201: return "Created";
+    case 202: return "Accepted";
     case 204: return "No Content";
     case 301: return "Moved Permanently";
     case 302: return "Found";
+    case 303: return "See Other";
     case 304: return "Not Modified";
+    case 307: return "Temporary Redirect";
+    case 308: return "Permanent Redirect";
     case 400: return "Bad Request";
     case 401: return "Unauthorized";
     case 403: return "Forbidden";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
     case 408: return "Request Timeout";
+    case 411: return "Length Required";
     case 413: return "Content Too Large";
     case 426: return "Upgrade Required";
     case 429: return "Too Many Requests";
@@ -263,6 +271,168 @@ std::string_view reason_phrase(unsigned status) noexcept {
     case 505: return "HTTP Version Not Supported";
     default: return "Unknown";
     }
+}
+
+// ---- responses ----
+
+std::string build_response(const http_response& res) {
+    const bool bodiless = res.status < 200 || res.status == 204 || res.status == 304;
+    const bool framed = res.fields.count("Content-Length") != 0 || res.fields.count("Transfer-Encoding") != 0;
+    std::string out;
+    if (res.reason.empty() || (!bodiless && !framed)) {
+        http_response copy = res;
+        if (copy.reason.empty()) copy.reason = reason_phrase(res.status);
+        if (!bodiless && !framed) copy.fields.add("Content-Length", std::to_string(res.body.size()));
+        out = copy.to_string();
+    } else {
+        out = res.to_string();
+    }
+    out += res.body;
+    return out;
+}
+
+// ---- chunked bodies ----
+
+bool is_chunked_only(const http_fields& fields) {
+    const auto codings = fields.list("Transfer-Encoding");
+    return codings.size() == 1 && iequals(codings.front(), "chunked");
+}
+
+http_feed_result http_chunked_decoder::feed(std::span<const std::uint8_t> bytes, std::string& body) {
+    http_feed_result r;
+    r.status = status_;
+    if (status_ != http_parse_status::need_more) return r;
+    auto fail = [&](error e) {
+        status_ = http_parse_status::failed;
+        r.status = status_;
+        r.error = e;
+    };
+    // Counts a byte of size lines' extensions and trailers: these are not data, and only the
+    // limit keeps a peer from sending them forever.
+    auto overhead = [&] {
+        if (++overhead_ > max_overhead_) fail(error::bad_chunked_encoding);
+    };
+    std::size_t i = 0;
+    while (i < bytes.size() && status_ == http_parse_status::need_more) {
+        const auto c = bytes[i];
+        if (state_ == state::data) {
+            const auto take = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_, bytes.size() - i));
+            body.append(reinterpret_cast<const char*>(bytes.data()) + i, take);
+            i += take;
+            chunk_ -= take;
+            if (chunk_ == 0) state_ = state::data_cr;
+            continue;
+        }
+        ++i;
+        switch (state_) {
+        case state::size: {
+            int digit = -1;
+            if (c >= '0' && c <= '9') digit = c - '0';
+            else if (c >= 'a' && c <= 'f') digit = c - 'a' + 10;
+            else if (c >= 'A' && c <= 'F') digit = c - 'A' + 10;
+            if (digit >= 0) {
+                if (chunk_ > (max_body_ - decoded_) / 16) {
+                    fail(error::body_too_large);
+                    break;
+                }
+                chunk_ = chunk_ * 16 + static_cast<unsigned>(digit);
+                if (chunk_ > max_body_ - decoded_) fail(error::body_too_large);
+                digits_ = true;
+            } else if (!digits_) {
+                fail(error::bad_chunked_encoding);
+            } else if (c == '\r') {
+                state_ = state::size_lf;
+            } else if (c == ';' || c == ' ' || c == '\t') {
+                state_ = state::ext;
+                overhead();
+            } else {
+                fail(error::bad_chunked_encoding);
+            }
+            break;
+        }
+        case state::ext:
+            if (c == '\r') state_ = state::size_lf;
+            else if (c == '\n') fail(error::bad_chunked_encoding);
+            else overhead();
+            break;
+        case state::size_lf:
+            if (c != '\n') {
+                fail(error::bad_chunked_encoding);
+            } else if (chunk_ == 0) {
+                state_ = state::trailer_start;
+            } else {
+                decoded_ += static_cast<std::size_t>(chunk_);
+                state_ = state::data;
+            }
+            break;
+        case state::data_cr:
+            if (c == '\r') state_ = state::data_lf;
+            else fail(error::bad_chunked_encoding);
+            break;
+        case state::data_lf:
+            if (c != '\n') {
+                fail(error::bad_chunked_encoding);
+                break;
+            }
+            digits_ = false;
+            state_ = state::size;
+            break;
+        case state::trailer_start:
+            if (c == '\r') {
+                state_ = state::final_lf;
+                break;
+            }
+            state_ = state::trailer;
+            [[fallthrough]];
+        case state::trailer:
+            if (c == '\r') state_ = state::trailer_lf;
+            else if (c == '\n') fail(error::bad_chunked_encoding);
+            else overhead();
+            break;
+        case state::trailer_lf:
+            if (c == '\n') state_ = state::trailer_start;
+            else fail(error::bad_chunked_encoding);
+            break;
+        case state::final_lf:
+            if (c == '\n') status_ = http_parse_status::complete;
+            else fail(error::bad_chunked_encoding);
+            break;
+        case state::data: break; // handled above
+        }
+    }
+    r.consumed = i;
+    r.status = status_;
+    return r;
+}
+
+// ---- body framing ----
+
+std::error_code body_framing(const http_fields& fields, http_body_framing& out) {
+    http_body_framing f;
+    f.transfer_encoding = fields.count("Transfer-Encoding") != 0;
+    for (const auto& field : fields.all()) {
+        if (!iequals(field.name, "Content-Length")) continue;
+        // RFC 9110 §8.6 lets a recipient accept "5, 5"; every element must be the same number.
+        std::size_t elements = 0;
+        const bool failed = for_each_element(field.value, [&](std::string_view element) {
+            ++elements;
+            std::uint64_t n = 0;
+            for (char c : element) {
+                if (c < '0' || c > '9') return true;
+                const auto digit = static_cast<unsigned>(c - '0');
+                if (n > (UINT64_MAX - digit) / 10) return true;
+                n = n * 10 + digit;
+            }
+            if (f.has_content_length && n != f.content_length) return true;
+            f.has_content_length = true;
+            f.content_length = n;
+            return false;
+        });
+        if (failed || elements == 0) return error::bad_content_length;
+    }
+    if (f.transfer_encoding && f.has_content_length) return error::conflicting_length;
+    out = f;
+    return {};
 }
 
 // ---- head reader ----

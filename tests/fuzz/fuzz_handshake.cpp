@@ -1,10 +1,11 @@
 // Feeds arbitrary bytes to the request and response parsers, whole, split in two and byte by
 // byte, and checks they agree; then drives whatever parsed through the handshake both ways and
-// checks the round trips.
+// checks the round trips; and decodes the same bytes as a chunked body whole and byte by byte.
 #include <corows/protocol/handshake.hpp>
 
 #include <cstdint>
 #include <cstdlib>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -106,7 +107,7 @@ void server_side(std::string_view in, std::size_t split) {
     corows::upgrade_request up;
     if (const auto ec = corows::validate_upgrade_request(req, up)) {
         const auto status = corows::http_status_for(ec);
-        check(status == 400 || status == 405 || status == 426);
+        check(status == 400 || status == 405 || status == 426 || status == 505);
         const auto refusal = corows::build_refusal_response(ec);
         corows::http_response_parser rp(roomy);
         const auto r = rp.feed(refusal);
@@ -129,6 +130,31 @@ void server_side(std::string_view in, std::size_t split) {
     corows::upgrade_response done;
     check(!corows::validate_upgrade_response(rp.get(), offer, done));
     check(done.subprotocol == options.subprotocol);
+}
+
+// The bytes after a head, read as a chunked body whole and byte by byte: both ways must agree
+// on the outcome, the bytes consumed and the data, and the data must stay within the limit.
+void chunked_body(std::string_view in) {
+    constexpr std::size_t max_body = 256;
+    const auto bytes = [](std::string_view s) {
+        return std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(s.data()), s.size());
+    };
+    corows::http_chunked_decoder whole(max_body, 64);
+    std::string a;
+    const auto r = whole.feed(bytes(in), a);
+    check(r.consumed <= in.size() && a.size() <= max_body);
+    corows::http_chunked_decoder one(max_body, 64);
+    std::string b;
+    std::size_t consumed = 0;
+    corows::http_feed_result last;
+    for (std::size_t i = 0; i < in.size() && one.status() == corows::http_parse_status::need_more; ++i) {
+        last = one.feed(bytes(in.substr(i, 1)), b);
+        consumed += last.consumed;
+    }
+    check(one.status() == whole.status() && a == b);
+    if (r.status == corows::http_parse_status::failed) check(last.error == r.error);
+    else check(consumed == r.consumed);
+    if (r.status == corows::http_parse_status::need_more) check(r.consumed == in.size());
 }
 
 void client_side(std::string_view in, std::size_t split) {
@@ -156,5 +182,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::size_t split = size == 0 ? 0 : (data[0] * 257u + data[size - 1]) % (size + 1);
     server_side(in, split);
     client_side(in, split);
+    chunked_body(in);
     return 0;
 }

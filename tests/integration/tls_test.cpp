@@ -1,5 +1,6 @@
 // wss:// end to end: corows::connect() against a corows server on an ssl::stream, with a
 // certificate made in memory for each test, and the failures TLS must turn into clean errors.
+#include "certs.hpp"
 #include "loopback.hpp"
 
 #include <corows/connect.hpp>
@@ -38,90 +39,12 @@ using tls_ws = corows::websocket<tls_socket>;
 using plain_ws = corows::websocket<tcp::socket>;
 using namespace std::chrono_literals;
 
-// ------------------------------------------------------------------ certificates in memory
-
-struct openssl_free {
-    void operator()(EVP_PKEY* p) const noexcept { EVP_PKEY_free(p); }
-    void operator()(X509* p) const noexcept { X509_free(p); }
-    void operator()(X509_EXTENSION* p) const noexcept { X509_EXTENSION_free(p); }
-    void operator()(BIO* p) const noexcept { BIO_free(p); }
-};
-template <class T>
-using openssl_ptr = std::unique_ptr<T, openssl_free>;
-
-void check(bool ok, const char* what) {
-    if (!ok) throw std::runtime_error(std::string("OpenSSL: ") + what);
-}
-
-std::string bio_text(BIO* b) {
-    BUF_MEM* mem = nullptr;
-    BIO_get_mem_ptr(b, &mem);
-    return std::string(mem->data, mem->length);
-}
-
-/// A self-signed certificate and its private key, PEM-encoded.
-struct test_cert {
-    std::string cert_pem;
-    std::string key_pem;
-};
-
-/// A self-signed P-256 certificate for `cn`, valid for the names in `san` (OpenSSL config
-/// syntax, e.g. "DNS:localhost,IP:127.0.0.1"), from an hour ago to a day from now.
-test_cert make_cert(const std::string& cn, const std::string& san) {
-    openssl_ptr<EVP_PKEY> key(EVP_EC_gen("P-256"));
-    check(key != nullptr, "EC key generation");
-    openssl_ptr<X509> x(X509_new());
-    check(x != nullptr, "X509_new");
-    check(X509_set_version(x.get(), X509_VERSION_3) == 1, "X509_set_version");
-    static std::mt19937 serials(std::random_device{}());
-    check(ASN1_INTEGER_set(X509_get_serialNumber(x.get()), static_cast<long>(serials() & 0x7fffffff)) == 1,
-          "serial");
-    check(X509_gmtime_adj(X509_getm_notBefore(x.get()), -3600) != nullptr, "notBefore");
-    check(X509_gmtime_adj(X509_getm_notAfter(x.get()), 86400) != nullptr, "notAfter");
-    check(X509_set_pubkey(x.get(), key.get()) == 1, "X509_set_pubkey");
-    X509_NAME* name = X509_get_subject_name(x.get());
-    check(X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>(cn.c_str()),
-                                     -1, -1, 0) == 1, "CN");
-    check(X509_set_issuer_name(x.get(), name) == 1, "issuer");
-    X509V3_CTX v3;
-    X509V3_set_ctx_nodb(&v3);
-    X509V3_set_ctx(&v3, x.get(), x.get(), nullptr, nullptr, 0);
-    openssl_ptr<X509_EXTENSION> ext(X509V3_EXT_conf_nid(nullptr, &v3, NID_subject_alt_name, san.c_str()));
-    check(ext != nullptr, "subjectAltName");
-    check(X509_add_ext(x.get(), ext.get(), -1) == 1, "X509_add_ext");
-    check(X509_sign(x.get(), key.get(), EVP_sha256()) > 0, "X509_sign");
-
-    test_cert out;
-    openssl_ptr<BIO> cb(BIO_new(BIO_s_mem()));
-    check(cb && PEM_write_bio_X509(cb.get(), x.get()) == 1, "PEM_write_bio_X509");
-    out.cert_pem = bio_text(cb.get());
-    openssl_ptr<BIO> kb(BIO_new(BIO_s_mem()));
-    check(kb && PEM_write_bio_PrivateKey(kb.get(), key.get(), nullptr, nullptr, 0, nullptr, nullptr) == 1,
-          "PEM_write_bio_PrivateKey");
-    out.key_pem = bio_text(kb.get());
-    return out;
-}
-
-/// The certificate most tests use: localhost and 127.0.0.1.
-const test_cert& loopback_cert() {
-    static const test_cert c = make_cert("localhost", "DNS:localhost,IP:127.0.0.1");
-    return c;
-}
-
-/// A server context presenting `c`.
-asio::ssl::context server_context(const test_cert& c) {
-    asio::ssl::context ctx(asio::ssl::context::tls_server);
-    ctx.use_certificate(asio::buffer(c.cert_pem), asio::ssl::context::pem);
-    ctx.use_private_key(asio::buffer(c.key_pem), asio::ssl::context::pem);
-    return ctx;
-}
-
-/// A client context that trusts `c` (and nothing else).
-asio::ssl::context client_context(const test_cert& c) {
-    asio::ssl::context ctx(asio::ssl::context::tls_client);
-    ctx.add_certificate_authority(asio::buffer(c.cert_pem));
-    return ctx;
-}
+// Certificates: certs.hpp.
+using corows::test::client_context;
+using corows::test::loopback_cert;
+using corows::test::make_cert;
+using corows::test::server_context;
+using corows::test::test_cert;
 
 /// True if `ec` is OpenSSL's "certificate verify failed".
 bool is_verify_failure(std::error_code ec) {

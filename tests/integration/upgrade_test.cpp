@@ -102,6 +102,44 @@ BOOST_AUTO_TEST_CASE(wrong_version_gets_426_with_version_13) {
             "\r\nSec-WebSocket-Version: 13\r\n");
 }
 
+BOOST_AUTO_TEST_CASE(other_http_versions_get_505) {
+    refused(request_with("GET / HTTP/2.0", "", ""), 505, error::http_version_not_supported,
+            "HTTP/1.1 505 HTTP Version Not Supported\r\n");
+    refused(request_with("GET / HTTP/9.9", "", ""), 505, error::http_version_not_supported, "Connection: close\r\n");
+    refused(request_with("GET / HTTP/1.2", "", ""), 505, error::http_version_not_supported, "");
+}
+
+BOOST_AUTO_TEST_CASE(upgrade_requests_with_a_body_get_400) {
+    // What follows each head would be read as frames if the upgrade went through.
+    const auto frame = client_frame(0x1, "smuggled");
+    const std::string smuggled(frame.begin(), frame.end());
+    refused(request_with("GET / HTTP/1.1", "", "Content-Length: 5\r\n") + "hello" + smuggled, 400,
+            error::upgrade_with_body, "upgrade request with a body");
+    refused(request_with("GET / HTTP/1.1", "", "Transfer-Encoding: chunked\r\n") + "5\r\nhello\r\n0\r\n\r\n", 400,
+            error::upgrade_with_body, "");
+    refused(request_with("GET / HTTP/1.1", "", "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n") + "hello",
+            400, error::conflicting_length, "");
+    refused(request_with("GET / HTTP/1.1", "", "Content-Length: 1, 2\r\n"), 400, error::bad_content_length, "");
+}
+
+BOOST_AUTO_TEST_CASE(an_upgrade_request_with_content_length_0_is_accepted) {
+    run_raw_client({},
+        [&](tcp_ws& ws) -> asio::awaitable<void> {
+            co_await ws.accept();
+            auto m = co_await ws.read_message();
+            BOOST_REQUIRE(m.has_value());
+            BOOST_TEST(m->text() == "first");
+        },
+        [&](raw_peer& p, loop&) -> asio::awaitable<void> {
+            const std::string request = request_with("GET / HTTP/1.1", "", "Content-Length: 0\r\n");
+            co_await p.send_text(request);
+            std::string head = co_await p.read_head();
+            BOOST_TEST(head.rfind("HTTP/1.1 101 ", 0) == 0u, head);
+            const auto frame = client_frame(0x1, "first");
+            co_await p.send(frame);
+        });
+}
+
 BOOST_AUTO_TEST_CASE(oversized_heads_get_431) {
     refused(request_with("GET / HTTP/1.1", "", "X-Big: " + std::string(9000, 'a') + "\r\n"), 431,
             error::header_too_large, "");

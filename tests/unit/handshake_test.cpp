@@ -291,6 +291,29 @@ BOOST_AUTO_TEST_CASE(every_bad_request_gets_its_error_and_status) {
         {replace_line(r, "GET", "get /chat HTTP/1.1\r\n"), error::bad_method, 405},
         {replace_line(r, "GET", "GET /chat HTTP/1.0\r\n"), error::bad_http_version, 400},
         {replace_line(r, "GET", "GET /chat HTTP/0.9\r\n"), error::bad_http_version, 400},
+        {replace_line(r, "GET", "GET /chat HTTP/2.0\r\n"), error::http_version_not_supported, 505},
+        {replace_line(r, "GET", "GET /chat HTTP/9.9\r\n"), error::http_version_not_supported, 505},
+        {replace_line(r, "GET", "GET /chat HTTP/1.2\r\n"), error::http_version_not_supported, 505},
+        {replace_line(r, "GET", "GET /chat HTTP/3.0\r\n"), error::http_version_not_supported, 505},
+        {replace_line(r, "Host:", "Host: server.example.com\r\nContent-Length: 5\r\n"),
+         error::upgrade_with_body, 400},
+        {replace_line(r, "Host:", "Host: server.example.com\r\nTransfer-Encoding: chunked\r\n"),
+         error::upgrade_with_body, 400},
+        {replace_line(r, "Host:", "Host: server.example.com\r\nTransfer-Encoding: identity\r\n"),
+         error::upgrade_with_body, 400},
+        {replace_line(r, "Host:",
+                      "Host: server.example.com\r\nContent-Length: 0\r\nTransfer-Encoding: chunked\r\n"),
+         error::conflicting_length, 400},
+        {replace_line(r, "Host:", "Host: server.example.com\r\nContent-Length: -1\r\n"),
+         error::bad_content_length, 400},
+        {replace_line(r, "Host:", "Host: server.example.com\r\nContent-Length: 0x10\r\n"),
+         error::bad_content_length, 400},
+        {replace_line(r, "Host:", "Host: server.example.com\r\nContent-Length:\r\n"),
+         error::bad_content_length, 400},
+        {replace_line(r, "Host:", "Host: server.example.com\r\nContent-Length: 0\r\nContent-Length: 3\r\n"),
+         error::bad_content_length, 400},
+        {replace_line(r, "Host:", "Host: server.example.com\r\nContent-Length: 99999999999999999999999\r\n"),
+         error::bad_content_length, 400},
         {replace_line(r, "Host:", ""), error::missing_host, 400},
         {replace_line(r, "Host:", "Host: a\r\nHost: b\r\n"), error::missing_host, 400},
         {replace_line(r, "Upgrade:", ""), error::bad_upgrade, 400},
@@ -329,6 +352,24 @@ BOOST_AUTO_TEST_CASE(every_bad_request_gets_its_error_and_status) {
         BOOST_TEST((ec == row.expected), row.text << " gave " << ec.message());
         BOOST_TEST(corows::http_status_for(ec) == row.status, row.text);
     }
+}
+
+BOOST_AUTO_TEST_CASE(an_empty_body_is_harmless) {
+    // Content-Length: 0 announces no body, so nothing after the head is smuggled.
+    const std::string_view lengths[] = {"Content-Length: 0\r\n", "Content-Length: 0\r\nContent-Length: 0\r\n",
+                                        "Content-Length: 0, 0\r\n"};
+    for (auto cl : lengths) {
+        const auto text = replace_line(rfc_request, "Host:", "Host: server.example.com\r\n" + std::string(cl));
+        const auto ec = validate(text);
+        BOOST_TEST(!ec, cl << " gave " << ec.message());
+    }
+}
+
+BOOST_AUTO_TEST_CASE(body_statuses) {
+    BOOST_TEST(corows::http_status_for(make_error_code(error::body_too_large)) == 413u);
+    BOOST_TEST(corows::http_status_for(make_error_code(error::length_required)) == 411u);
+    const auto refusal = corows::build_refusal_response(make_error_code(error::http_version_not_supported));
+    BOOST_TEST(refusal.rfind("HTTP/1.1 505 HTTP Version Not Supported\r\n", 0) == 0u, refusal);
 }
 
 BOOST_AUTO_TEST_CASE(malformed_heads_get_their_status) {

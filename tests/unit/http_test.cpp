@@ -535,6 +535,9 @@ BOOST_AUTO_TEST_CASE(reason_phrases) {
     BOOST_TEST(corows::reason_phrase(405) == "Method Not Allowed");
     BOOST_TEST(corows::reason_phrase(426) == "Upgrade Required");
     BOOST_TEST(corows::reason_phrase(431) == "Request Header Fields Too Large");
+    BOOST_TEST(corows::reason_phrase(201) == "Created");
+    BOOST_TEST(corows::reason_phrase(411) == "Length Required");
+    BOOST_TEST(corows::reason_phrase(505) == "HTTP Version Not Supported");
     BOOST_TEST(corows::reason_phrase(299) == "Unknown");
 }
 
@@ -571,6 +574,146 @@ BOOST_AUTO_TEST_CASE(random_round_trips_in_random_pieces) {
         BOOST_TEST_REQUIRE((p.status() == http_parse_status::complete), text);
         BOOST_TEST(pos == text.size());
         BOOST_TEST(same(p.get(), req), text);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(build_response_frames_the_body) {
+    corows::http_response res;
+    res.body = "hello";
+    res.fields.add("Content-Type", "text/plain");
+    BOOST_TEST(corows::build_response(res) ==
+               "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nhello");
+    BOOST_TEST(res.fields.size() == 1u); // the caller's response is left as it was
+
+    corows::http_response empty;
+    empty.status = 404;
+    empty.reason = "Nope";
+    BOOST_TEST(corows::build_response(empty) == "HTTP/1.1 404 Nope\r\nContent-Length: 0\r\n\r\n");
+
+    corows::http_response framed;
+    framed.fields.add("Transfer-Encoding", "chunked");
+    framed.body = "5\r\nhello\r\n0\r\n\r\n";
+    BOOST_TEST(corows::build_response(framed) ==
+               "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n");
+
+    corows::http_response no_content;
+    no_content.status = 204;
+    BOOST_TEST(corows::build_response(no_content) == "HTTP/1.1 204 No Content\r\n\r\n");
+}
+
+BOOST_AUTO_TEST_CASE(chunked_bodies_decode_whole_or_byte_by_byte) {
+    const std::string wire = "5\r\nhello\r\n6;name=value\r\n world\r\nA \r\n0123456789\r\n0\r\n"
+                             "Trailer-Field: x\r\n\r\nGET /next HTTP/1.1\r\n";
+    const auto end = wire.find("GET");
+    {
+        corows::http_chunked_decoder d(1024);
+        std::string body;
+        const auto r = d.feed(bytes_of(wire), body);
+        BOOST_TEST((r.status == http_parse_status::complete));
+        BOOST_TEST(r.consumed == end);
+        BOOST_TEST(body == "hello world0123456789");
+        // Once complete, nothing more is consumed.
+        BOOST_TEST(d.feed(bytes_of(wire), body).consumed == 0u);
+    }
+    corows::http_chunked_decoder d(1024);
+    std::string body;
+    std::size_t consumed = 0;
+    for (std::size_t i = 0; i < wire.size() && d.status() == http_parse_status::need_more; ++i)
+        consumed += d.feed(bytes_of(std::string_view(wire).substr(i, 1)), body).consumed;
+    BOOST_TEST((d.status() == http_parse_status::complete));
+    BOOST_TEST(consumed == end);
+    BOOST_TEST(body == "hello world0123456789");
+}
+
+BOOST_AUTO_TEST_CASE(bad_chunked_bodies) {
+    struct row {
+        std::string wire;
+        corows::error expected;
+        std::string body_before;
+    };
+    const row rows[] = {
+        {"x\r\n", corows::error::bad_chunked_encoding, ""},
+        {";ext\r\n", corows::error::bad_chunked_encoding, ""},
+        {"5\nhello\r\n", corows::error::bad_chunked_encoding, ""},
+        {"5\r\nhelloX", corows::error::bad_chunked_encoding, "hello"},
+        {"5\r\nhello\r\r", corows::error::bad_chunked_encoding, "hello"},
+        {"0\r\nbad\ntrailer\r\n\r\n", corows::error::bad_chunked_encoding, ""},
+        {"0\r\n\rX", corows::error::bad_chunked_encoding, ""},
+        {"4\r\nabcd\r\n7\r\n", corows::error::body_too_large, "abcd"},   // 4 + 7 > 10
+        {"ffffffffffffffffffffffff\r\n", corows::error::body_too_large, ""},
+        {"1;" + std::string(9000, 'e') + "\r\n", corows::error::bad_chunked_encoding, ""},
+        {"0\r\nX: " + std::string(9000, 't') + "\r\n\r\n", corows::error::bad_chunked_encoding, ""},
+    };
+    for (const auto& r : rows) {
+        corows::http_chunked_decoder d(10);
+        std::string body;
+        const auto result = d.feed(bytes_of(r.wire), body);
+        BOOST_TEST((result.status == http_parse_status::failed), r.wire.substr(0, 40));
+        BOOST_TEST((result.error == r.expected), r.wire.substr(0, 40) << ": " << result.error.message());
+        BOOST_TEST(body == r.body_before);
+        BOOST_TEST((d.status() == http_parse_status::failed));
+    }
+    // Up to the limit exactly is fine.
+    corows::http_chunked_decoder d(10);
+    std::string body;
+    BOOST_TEST((d.feed(bytes_of("A\r\n0123456789\r\n0\r\n\r\n"), body).status == http_parse_status::complete));
+}
+
+BOOST_AUTO_TEST_CASE(chunked_only_means_one_coding) {
+    auto with = [](std::vector<std::string> values) {
+        corows::http_fields f;
+        for (const auto& v : values) f.add("Transfer-Encoding", v);
+        return corows::is_chunked_only(f);
+    };
+    BOOST_TEST(with({"chunked"}));
+    BOOST_TEST(with({"Chunked"}));
+    BOOST_TEST(!with({}));
+    BOOST_TEST(!with({"gzip, chunked"}));
+    BOOST_TEST(!with({"gzip", "chunked"}));
+    BOOST_TEST(!with({"identity"}));
+}
+
+BOOST_AUTO_TEST_CASE(body_framing_of_fields) {
+    struct row {
+        std::vector<std::pair<std::string, std::string>> fields;
+        corows::error expected; // reserved_opcode stands for "no error"
+        bool te;
+        bool has_cl;
+        std::uint64_t cl;
+    };
+    const auto ok = corows::error::reserved_opcode;
+    const row rows[] = {
+        {{}, ok, false, false, 0},
+        {{{"Content-Length", "0"}}, ok, false, true, 0},
+        {{{"content-length", "42"}}, ok, false, true, 42},
+        {{{"Content-Length", "7, 7"}}, ok, false, true, 7},
+        {{{"Content-Length", "7"}, {"Content-Length", "7"}}, ok, false, true, 7},
+        {{{"Content-Length", "18446744073709551615"}}, ok, false, true, UINT64_MAX},
+        {{{"Transfer-Encoding", "chunked"}}, ok, true, false, 0},
+        {{{"Content-Length", "7, 8"}}, corows::error::bad_content_length, false, false, 0},
+        {{{"Content-Length", "7"}, {"Content-Length", "8"}}, corows::error::bad_content_length, false, false, 0},
+        {{{"Content-Length", "+7"}}, corows::error::bad_content_length, false, false, 0},
+        {{{"Content-Length", "7 8"}}, corows::error::bad_content_length, false, false, 0},
+        {{{"Content-Length", ""}}, corows::error::bad_content_length, false, false, 0},
+        {{{"Content-Length", "18446744073709551616"}}, corows::error::bad_content_length, false, false, 0},
+        {{{"Content-Length", "3"}, {"Transfer-Encoding", "chunked"}}, corows::error::conflicting_length, false,
+         false, 0},
+    };
+    for (const auto& r : rows) {
+        corows::http_fields f;
+        for (const auto& [n, v] : r.fields) f.add(n, v);
+        corows::http_body_framing out;
+        out.content_length = 12345; // must stay untouched on failure
+        const auto ec = corows::body_framing(f, out);
+        if (r.expected == ok) {
+            BOOST_TEST(!ec, ec.message());
+            BOOST_TEST(out.transfer_encoding == r.te);
+            BOOST_TEST(out.has_content_length == r.has_cl);
+            BOOST_TEST(out.content_length == r.cl);
+        } else {
+            BOOST_TEST((ec == r.expected), ec.message());
+            BOOST_TEST(out.content_length == 12345u);
+        }
     }
 }
 

@@ -32,9 +32,10 @@ asio::awaitable<std::error_code> read_head(std::shared_ptr<pump<Stream>> s, Pars
         auto buffered = s->conn.buffered();
         if (!buffered.empty()) {
             auto r = parser.feed(buffered);
+            // Bytes of a head that failed stay buffered: the client handshake looks at them.
+            if (r.status == http_parse_status::failed) co_return r.error;
             s->conn.consume(r.consumed);
             if (r.status == http_parse_status::complete) co_return std::error_code{};
-            if (r.status == http_parse_status::failed) co_return r.error;
         }
         if (std::error_code ec = co_await read_some(s)) co_return ec;
     }

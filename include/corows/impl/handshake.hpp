@@ -12,11 +12,13 @@
 #include <corows/protocol/permessage_deflate.hpp>
 
 #include <asio/awaitable.hpp>
+#include <asio/error.hpp>
 #include <asio/buffer.hpp>
 #include <asio/redirect_error.hpp>
 #include <asio/use_awaitable.hpp>
 #include <asio/write.hpp>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -26,9 +28,39 @@
 namespace corows {
 namespace detail {
 
+/// After a refusal's head: up to max_refusal_body bytes of its body, by its Content-Length or
+/// chunked coding, else until the server closes. Whatever ends the read early (the handshake
+/// timer, a reset, a bad chunk) only shortens the body: the refusal is what the caller learns.
+template <class Stream>
+asio::awaitable<void> read_refusal_body(std::shared_ptr<pump<Stream>> s, http_response& res) {
+    if (res.status == 204 || res.status == 304 || res.status < 200) co_return; // no body (RFC 9112 §6.3)
+    std::size_t want = max_refusal_body;
+    http_body_framing f;
+    const bool framed = !body_framing(res.fields, f);
+    const bool chunked = framed && f.transfer_encoding && is_chunked_only(res.fields);
+    if (framed && f.has_content_length && f.content_length < want) want = static_cast<std::size_t>(f.content_length);
+    if (want == 0) co_return;
+    http_chunked_decoder chunks(max_refusal_body);
+    while (!s->transport_closed) {
+        auto buffered = s->conn.buffered();
+        if (chunked) {
+            auto r = chunks.feed(buffered, res.body);
+            s->conn.consume(r.consumed);
+            if (r.status != http_parse_status::need_more) break;
+        } else {
+            const auto take = std::min(buffered.size(), want - res.body.size());
+            res.body.append(reinterpret_cast<const char*>(buffered.data()), take);
+            s->conn.consume(take);
+            if (res.body.size() == want) break;
+        }
+        if (co_await read_some(s)) break;
+    }
+}
+
 template <class Stream>
 asio::awaitable<std::error_code> handshake(std::shared_ptr<pump<Stream>> s, const std::string& host,
-                                           const std::string& target, const handshake_request& extra) {
+                                           const std::string& target, const handshake_request& extra,
+                                           http_response* answer) {
     const options& opts = s->conn.settings();
     std::string key = generate_key();
     std::string offer = opts.deflate.enabled ? deflate_offer(opts.deflate) : std::string{};
@@ -50,9 +82,25 @@ asio::awaitable<std::error_code> handshake(std::shared_ptr<pump<Stream>> s, cons
     std::error_code ec;
     co_await asio::async_write(s->stream, asio::buffer(request), asio::redirect_error(asio::use_awaitable, ec));
     http_response_parser parser(opts.http);
-    if (!ec) ec = co_await read_head(s, parser);
+    if (!ec) {
+        ec = co_await read_head(s, parser);
+        // An end before any answer is most often a TLS server that dropped a plain request;
+        // some answer it with an alert record (content type 21) instead.
+        if (ec == asio::error::eof && !s->conn.timed_out()) ec = error::handshake_closed;
+        const auto rest = s->conn.buffered();
+        if (ec == error::http_parse_error && rest.size() >= 3 && (rest[0] == 0x15 || rest[0] == 0x16) &&
+            rest[1] == 0x03 && rest[2] <= 0x04)
+            ec = error::tls_answer;
+    }
     upgrade_response ur;
     if (!ec) ec = validate_upgrade_response(parser.get(), o, ur);
+    if (ec == error::bad_status) {
+        co_await read_refusal_body(s, parser.get());
+        s->close_transport_now();
+        if (answer) *answer = parser.release();
+        co_return ec;
+    }
+    if (answer && parser.status() == http_parse_status::complete) *answer = parser.get();
     std::optional<deflate_params> params;
     if (!ec && !ur.extensions.empty()) {
         if (!opts.deflate.enabled) ec = error::bad_extension;
@@ -70,7 +118,17 @@ asio::awaitable<std::error_code> handshake(std::shared_ptr<pump<Stream>> s, cons
 template <class Stream>
 asio::awaitable<void> handshake_or_throw(std::shared_ptr<pump<Stream>> s, std::string host, std::string target,
                                          handshake_request extra) {
-    throw_if(co_await handshake(std::move(s), host, target, extra));
+    throw_if(co_await handshake(std::move(s), host, target, extra, nullptr));
+}
+
+template <class Stream>
+asio::awaitable<void> handshake_with_answer(std::shared_ptr<pump<Stream>> s, std::string host, std::string target,
+                                            std::shared_ptr<handshake_request> extra, http_response* res,
+                                            std::error_code* ec) {
+    std::error_code failure = co_await handshake(s, host, target, *extra, res);
+    if (ec) *ec = failure;
+    else if (failure == error::bad_status) throw handshake_error(*res);
+    else throw_if(failure);
 }
 
 } // namespace detail
@@ -100,7 +158,27 @@ auto websocket<Stream>::handshake(std::string host, Token&& token) {
 template <class Stream>
 asio::awaitable<void> websocket<Stream>::handshake(std::string host, std::string target,
                                                    const handshake_request& extra, std::error_code& ec) {
-    ec = co_await detail::handshake(s_, host, target, extra);
+    ec = co_await detail::handshake(s_, host, target, extra, nullptr);
+}
+
+template <class Stream>
+template <COROWS_TOKEN_FOR(void(std::error_code)) Token>
+auto websocket<Stream>::handshake(std::string host, std::string target, handshake_request extra, http_response& res,
+                                  Token&& token) {
+    return detail::launch(get_executor(), std::forward<Token>(token),
+                          [s = s_, host = std::move(host), target = std::move(target),
+                           extra = std::make_shared<handshake_request>(std::move(extra)), &res]() mutable {
+                              return detail::handshake_with_answer(std::move(s), std::move(host), std::move(target),
+                                                                   std::move(extra), &res, nullptr);
+                          });
+}
+
+template <class Stream>
+asio::awaitable<void> websocket<Stream>::handshake(std::string host, std::string target,
+                                                   const handshake_request& extra, http_response& res,
+                                                   std::error_code& ec) {
+    return detail::handshake_with_answer(s_, std::move(host), std::move(target),
+                                         std::make_shared<handshake_request>(extra), &res, &ec);
 }
 
 } // namespace corows

@@ -39,14 +39,17 @@ struct upgrade_request {
 bool is_upgrade(const http_request& req) noexcept;
 
 /// Checks `req` against RFC 6455 §4.2.1 and fills `out` on success. In order: bad_method (not
-/// GET), bad_http_version (before 1.1), missing_host (none or several), bad_upgrade,
+/// GET), bad_http_version (before 1.1), http_version_not_supported (after 1.1),
+/// bad_content_length or conflicting_length (see body_framing()), upgrade_with_body
+/// (Transfer-Encoding, or Content-Length other than 0), missing_host (none or several), bad_upgrade,
 /// bad_connection, bad_version (not exactly one "13"), bad_key (not exactly one base64 of 16
 /// bytes), http_parse_error (a subprotocol that is not a token), bad_extension (malformed).
 std::error_code validate_upgrade_request(const http_request& req, upgrade_request& out);
 
 /// The HTTP status to refuse a handshake with for `ec`: 405 for bad_method, 426 for bad_version,
-/// 431 for header_too_large and too_many_headers, 408 for timeout, 400 for other corows
-/// errors, 500 for errors of other categories.
+/// 431 for header_too_large and too_many_headers, 408 for timeout, 413 for body_too_large, 411
+/// for length_required, 505 for http_version_not_supported, 400 for other corows errors, 500
+/// for errors of other categories.
 unsigned http_status_for(std::error_code ec) noexcept;
 
 /// What an application adds to the 101 answer.

@@ -33,6 +33,7 @@ struct http_field {
 struct http_limits {
     std::size_t max_head_size = 8192; ///< bytes of the whole head, start line to blank line
     std::size_t max_fields = 64;      ///< field lines (an obs-fold continuation is not one)
+    std::size_t max_body_size = 1024 * 1024; ///< bytes of a body websocket::read_body() takes
 };
 
 /// The header fields of a message, in arrival order. Names compare ASCII case-insensitively.
@@ -106,6 +107,9 @@ struct http_response {
     unsigned status = 200;
     std::string reason;
     http_fields fields;
+    /// The body: what websocket::write_response() sends after the head, or what a refused
+    /// client handshake read (bounded). Not part of to_string().
+    std::string body;
 
     /// Shorthand for fields.find(name).
     std::optional<std::string_view> find(std::string_view name) const noexcept {
@@ -118,6 +122,27 @@ struct http_response {
     /// The head in wire form, ending with the blank line.
     std::string to_string() const;
 };
+
+/// How a message says its body is delimited (RFC 9112 §6).
+struct http_body_framing {
+    bool transfer_encoding = false;  ///< a Transfer-Encoding field is present (chunked, ...)
+    bool has_content_length = false; ///< a Content-Length field is present
+    std::uint64_t content_length = 0; ///< its value, when has_content_length
+};
+
+/// Reads the body framing of `fields` into `out`: error::conflicting_length if both
+/// Transfer-Encoding and Content-Length are present, error::bad_content_length if a
+/// Content-Length is not a decimal number (a list of equal values is allowed) or values disagree.
+std::error_code body_framing(const http_fields& fields, http_body_framing& out);
+
+/// True if `fields` say the body is chunked and nothing else: Transfer-Encoding is exactly
+/// "chunked" (other codings, e.g. gzip, are the application's to undo).
+bool is_chunked_only(const http_fields& fields);
+
+/// `res` in wire form, head then body. Adds Content-Length for the body unless the fields
+/// already frame it (Content-Length or Transfer-Encoding) or the status has no body (1xx, 204,
+/// 304); an empty reason becomes reason_phrase(status).
+std::string build_response(const http_response& res);
 
 /// The usual reason phrase of `status` ("Switching Protocols"), or "Unknown".
 std::string_view reason_phrase(unsigned status) noexcept;
@@ -135,6 +160,34 @@ struct http_feed_result {
                               ///< once failed: the connection is to be dropped)
     http_parse_status status = http_parse_status::need_more;
     std::error_code error;    ///< set when status is failed
+};
+
+/// Incremental decoder of a chunked body (RFC 9112 §7.1): feed() consumes the bytes after the
+/// head up to the end of the body and appends the chunk data; extensions and trailer fields
+/// are skipped (at most max_overhead bytes of them in all).
+class http_chunked_decoder {
+public:
+    /// A decoder that fails with error::body_too_large once the data would pass `max_body`.
+    explicit http_chunked_decoder(std::size_t max_body, std::size_t max_overhead = 8192) noexcept
+        : max_body_(max_body), max_overhead_(max_overhead) {}
+    /// Consumes bytes of the chunked body, appending its data to `body`; complete after the
+    /// last chunk and the trailer section; failed with error::bad_chunked_encoding or
+    /// error::body_too_large (`body` then holds the data of the chunks before the bad one).
+    http_feed_result feed(std::span<const std::uint8_t> bytes, std::string& body);
+    /// Where the decoder stands.
+    http_parse_status status() const noexcept { return status_; }
+
+private:
+    enum class state : std::uint8_t { size, ext, size_lf, data, data_cr, data_lf, trailer_start, trailer,
+                                      trailer_lf, final_lf };
+    std::size_t max_body_;
+    std::size_t max_overhead_;
+    std::size_t decoded_ = 0;
+    std::size_t overhead_ = 0;
+    std::uint64_t chunk_ = 0; ///< size being parsed, then data bytes left in the chunk
+    bool digits_ = false;
+    state state_ = state::size;
+    http_parse_status status_ = http_parse_status::need_more;
 };
 
 namespace detail {

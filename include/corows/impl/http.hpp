@@ -1,0 +1,211 @@
+// websocket<Stream>'s plain-HTTP side for custom servers: the bytes after a request head,
+// a request body read by its Content-Length or chunked coding, and a response written on a
+// connection that stays open for the next request.
+#pragma once
+
+#include <corows/detail/awaiting.hpp>
+#include <corows/detail/initiate.hpp>
+#include <corows/detail/pump.hpp>
+#include <corows/impl/accept.hpp>
+#include <corows/protocol/http.hpp>
+
+#include <asio/awaitable.hpp>
+#include <asio/buffer.hpp>
+#include <asio/error.hpp>
+#include <asio/redirect_error.hpp>
+#include <asio/use_awaitable.hpp>
+#include <asio/write.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+namespace corows {
+namespace detail {
+
+/// How read_body() finds the end of a body: a length, or the chunked coding.
+struct body_plan {
+    std::size_t length = 0;
+    bool chunked = false;
+};
+
+/// How read_body() is to read the body of `req`, or why it refuses to.
+inline std::error_code plan_body(const http_request& req, std::size_t limit, body_plan& plan) {
+    http_body_framing f;
+    if (auto ec = body_framing(req.fields, f)) return ec;
+    if (f.transfer_encoding) {
+        // Codings under the chunked one (gzip) are the application's to undo, through
+        // buffered_input(): read_body() would hand back bytes that are not the body.
+        if (!is_chunked_only(req.fields)) return error::length_required;
+        plan.chunked = true;
+        return {};
+    }
+    if (f.content_length > limit) return error::body_too_large;
+    plan.length = static_cast<std::size_t>(f.content_length);
+    return {};
+}
+
+/// Reads a body as `plan` says into `out`: the buffered bytes first, then from the stream
+/// through the same buffer, so that bytes beyond the body stay buffered for the next
+/// request. A failure closes the transport: the request's end is lost, so no next request
+/// can be found.
+template <class Stream>
+asio::awaitable<std::error_code> read_body(std::shared_ptr<pump<Stream>> s, body_plan plan, bool send_continue,
+                                           std::string* out) {
+    out->clear();
+    if (!plan.chunked) out->reserve(plan.length);
+    const std::size_t limit = s->conn.settings().http.max_body_size;
+    http_chunked_decoder chunks(limit);
+    handshake_phase(s);
+    std::error_code ec;
+    if (send_continue && (plan.chunked || s->conn.buffered().size() < plan.length)) {
+        // RFC 9110 §10.1.1: a client that sent Expect: 100-continue may wait for this.
+        static constexpr std::string_view go_on = "HTTP/1.1 100 Continue\r\n\r\n";
+        co_await asio::async_write(s->stream, asio::buffer(go_on.data(), go_on.size()),
+                                   asio::redirect_error(asio::use_awaitable, ec));
+    }
+    while (!ec) {
+        auto buffered = s->conn.buffered();
+        if (plan.chunked) {
+            auto r = chunks.feed(buffered, *out);
+            s->conn.consume(r.consumed);
+            if (r.status == http_parse_status::complete) break;
+            if (r.status == http_parse_status::failed) {
+                ec = r.error;
+                break;
+            }
+        } else {
+            const auto take = std::min(buffered.size(), plan.length - out->size());
+            out->append(reinterpret_cast<const char*>(buffered.data()), take);
+            s->conn.consume(take);
+            if (out->size() == plan.length) break;
+        }
+        ec = co_await read_some(s);
+    }
+    if (ec) {
+        if (s->conn.timed_out()) ec = error::timeout;
+        s->close_transport_now();
+        out->clear();
+        co_return ec;
+    }
+    s->conn.pause_handshake();
+    s->arm_timer(s);
+    co_return std::error_code{};
+}
+
+template <class Stream>
+asio::awaitable<std::string> read_body_or_throw(std::shared_ptr<pump<Stream>> s, body_plan plan, bool send_continue) {
+    std::string body;
+    throw_if(co_await read_body(s, plan, send_continue, &body));
+    co_return body;
+}
+
+template <class Stream>
+asio::awaitable<std::string> read_body_into_ec(std::shared_ptr<pump<Stream>> s, body_plan plan, bool send_continue,
+                                               std::error_code* ec) {
+    std::string body;
+    *ec = co_await read_body(s, plan, send_continue, &body);
+    co_return body;
+}
+
+template <class Stream>
+asio::awaitable<std::string> body_refused(std::error_code failure, std::error_code* ec) {
+    if (!ec) throw_if(failure);
+    *ec = failure;
+    co_return std::string{};
+}
+
+/// Writes a response prepared in wire form; closes the transport afterwards if `close`.
+template <class Stream>
+asio::awaitable<std::error_code> write_response(std::shared_ptr<pump<Stream>> s, std::string text, bool close) {
+    // Once open, the background writer owns the stream: bytes written beside it would land in
+    // the middle of its frames.
+    if (s->conn.state() != connection_state::connecting || s->transport_closed)
+        co_return make_error_code(asio::error::operation_not_supported);
+    handshake_phase(s);
+    std::error_code ec;
+    co_await asio::async_write(s->stream, asio::buffer(text), asio::redirect_error(asio::use_awaitable, ec));
+    if (ec || close) {
+        if (ec && s->conn.timed_out()) ec = error::timeout;
+        s->close_transport_now();
+        co_return ec;
+    }
+    s->conn.pause_handshake();
+    s->arm_timer(s);
+    co_return std::error_code{};
+}
+
+template <class Stream>
+asio::awaitable<void> write_response_or_throw(std::shared_ptr<pump<Stream>> s, std::string text, bool close) {
+    throw_if(co_await write_response(s, std::move(text), close));
+}
+
+template <class Stream>
+asio::awaitable<void> write_response_into_ec(std::shared_ptr<pump<Stream>> s, std::string text, bool close,
+                                             std::error_code* ec) {
+    *ec = co_await write_response(s, std::move(text), close);
+}
+
+/// The body-reading operation for `req`, set up before any suspension so that `req` may be
+/// a temporary; `ec` null: throw.
+template <class Stream>
+asio::awaitable<std::string> start_read_body(const std::shared_ptr<pump<Stream>>& s, const http_request& req,
+                                             std::error_code* ec) {
+    // Once open, the buffer holds frames, which the connection's reader owns.
+    if (s->conn.state() != connection_state::connecting)
+        return body_refused<Stream>(make_error_code(asio::error::operation_not_supported), ec);
+    body_plan plan;
+    if (auto failure = plan_body(req, s->conn.settings().http.max_body_size, plan))
+        return body_refused<Stream>(failure, ec);
+    const bool send_continue = (plan.chunked || plan.length > 0) && req.version >= 11 &&
+                               req.has_token("Expect", "100-continue");
+    if (!ec) return read_body_or_throw(s, plan, send_continue);
+    return read_body_into_ec(s, plan, send_continue, ec);
+}
+
+} // namespace detail
+
+template <class Stream>
+std::span<const std::uint8_t> websocket<Stream>::buffered_input() noexcept {
+    return s_->conn.buffered();
+}
+
+template <class Stream>
+void websocket<Stream>::consume_buffered(std::size_t n) noexcept {
+    // Once open, the buffer holds frames the connection has yet to decode.
+    if (s_->conn.state() != connection_state::connecting) return;
+    s_->conn.consume(std::min(n, s_->conn.buffered().size()));
+}
+
+template <class Stream>
+template <COROWS_TOKEN_FOR(void(std::error_code, std::string)) Token>
+auto websocket<Stream>::read_body(const http_request& req, Token&& token) {
+    return detail::launch(get_executor(), std::forward<Token>(token),
+                          [op = detail::start_read_body(s_, req, nullptr)]() mutable { return std::move(op); });
+}
+
+template <class Stream>
+asio::awaitable<std::string> websocket<Stream>::read_body(const http_request& req, std::error_code& ec) {
+    return detail::start_read_body(s_, req, &ec);
+}
+
+template <class Stream>
+template <COROWS_TOKEN_FOR(void(std::error_code)) Token>
+auto websocket<Stream>::write_response(const http_response& res, Token&& token) {
+    return detail::launch(get_executor(), std::forward<Token>(token),
+                          [s = s_, text = build_response(res), close = res.has_token("Connection", "close")]() mutable {
+                              return detail::write_response_or_throw(std::move(s), std::move(text), close);
+                          });
+}
+
+template <class Stream>
+asio::awaitable<void> websocket<Stream>::write_response(const http_response& res, std::error_code& ec) {
+    return detail::write_response_into_ec(s_, build_response(res), res.has_token("Connection", "close"), &ec);
+}
+
+} // namespace corows
