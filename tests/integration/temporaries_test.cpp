@@ -67,6 +67,14 @@ asio::awaitable<void> expect_answers(corows::websocket<Stream>& ws, std::string 
     BOOST_TEST(d->text() == "a prepared message built in place");
 }
 
+/// A websocket over a fresh connection to 127.0.0.1:`port`, before its handshake; its
+/// options are a braced temporary too.
+asio::awaitable<tcp_ws> socket_to(unsigned short port) {
+    tcp::socket sock(co_await asio::this_coro::executor);
+    co_await sock.async_connect({asio::ip::make_address("127.0.0.1"), port}, asio::use_awaitable);
+    co_return tcp_ws(std::move(sock), corows::options{});
+}
+
 } // namespace
 
 BOOST_AUTO_TEST_SUITE(temporaries)
@@ -75,9 +83,7 @@ BOOST_AUTO_TEST_CASE(handshake_and_io_with_arguments_built_in_the_co_await) {
     server_thread srv(corows::server_options(), serve_in_place, raw_handler());
     loop l;
     l.spawn("client", [&]() -> asio::awaitable<void> {
-        tcp::socket sock(l.ctx());
-        co_await sock.async_connect({asio::ip::make_address("127.0.0.1"), srv.port()}, asio::use_awaitable);
-        tcp_ws ws(std::move(sock), corows::options{});
+        tcp_ws ws = co_await socket_to(srv.port());
         co_await ws.handshake(srv.host(), std::string("/a-target-path-longer-than-sixteen"),
                               corows::handshake_request("http://origin.example.com")
                                   .field("Authorization", "Bearer a-token-longer-than-sixteen"));
@@ -95,9 +101,7 @@ BOOST_AUTO_TEST_CASE(handshake_with_an_empty_braced_request) {
     server_thread srv(corows::server_options(), serve_in_place, raw_handler());
     loop l;
     l.spawn("client", [&]() -> asio::awaitable<void> {
-        tcp::socket sock(l.ctx());
-        co_await sock.async_connect({asio::ip::make_address("127.0.0.1"), srv.port()}, asio::use_awaitable);
-        tcp_ws ws(std::move(sock), corows::options{});
+        tcp_ws ws = co_await socket_to(srv.port());
         co_await ws.handshake(srv.host(), "/", corows::handshake_request{});
         co_await ws.write_text("x");
         co_await expect_answers(ws, "x");

@@ -1,6 +1,7 @@
 // Completion tokens for websocket<Stream>'s and connect()'s operations: use_awaitable (the
-// default) returns the operation's own coroutine; any other token runs that coroutine with
-// co_spawn and reports what it throws as an error_code.
+// default) returns the operation's own coroutine, as_tuple(use_awaitable) that coroutine
+// wrapped in one that catches; any other token runs it with co_spawn and reports what it
+// throws as an error_code.
 #pragma once
 
 #include <corows/config.hpp>
@@ -14,8 +15,15 @@
 #include <asio/co_spawn.hpp>
 #include <asio/use_awaitable.hpp>
 
+#if __has_include(<asio/as_tuple.hpp>)
+#include <asio/as_tuple.hpp>
+#else
+#include <asio/experimental/as_tuple.hpp>
+#endif
+
 #include <exception>
 #include <system_error>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -65,6 +73,33 @@ asio::awaitable<outcome<T>> catch_error(asio::awaitable<T> op) {
     co_return r;
 }
 
+/// as_tuple(use_awaitable): Asio 1.24 made it standard, 1.22 has it as experimental.
+#if __has_include(<asio/as_tuple.hpp>)
+using tuple_token = asio::as_tuple_t<default_token>;
+#else
+using tuple_token = asio::experimental::as_tuple_t<default_token>;
+#endif
+
+/// Awaits `op` and gives its error and value as a tuple, as as_tuple(use_awaitable) does.
+template <class T>
+asio::awaitable<std::tuple<std::error_code, T>> tuple_of(asio::awaitable<T> op) {
+    try {
+        co_return std::tuple<std::error_code, T>(std::error_code{}, co_await std::move(op));
+    } catch (const std::system_error& e) {
+        co_return std::tuple<std::error_code, T>(e.code(), T{});
+    }
+}
+
+/// tuple_of() for an operation without a value.
+inline asio::awaitable<std::tuple<std::error_code>> tuple_of(asio::awaitable<void> op) {
+    try {
+        co_await std::move(op);
+    } catch (const std::system_error& e) {
+        co_return std::tuple<std::error_code>(e.code());
+    }
+    co_return std::tuple<std::error_code>(std::error_code{});
+}
+
 /// Starts the coroutine that `make()` returns for `token`: use_awaitable gets that coroutine
 /// itself (no extra frame, no co_spawn); any other token gets it run on `ex`, its handler
 /// called on the handler's associated executor with (error_code[, value]). `make` owns the
@@ -75,6 +110,10 @@ auto launch(const Executor& ex, Token&& token, Make make) {
     using value_type = awaited_t<awaitable_type>;
     if constexpr (std::is_same_v<std::decay_t<Token>, default_token>) {
         return make();
+    } else if constexpr (std::is_same_v<std::decay_t<Token>, tuple_token>) {
+        // Awaited in the caller's coroutine like use_awaitable, one frame more: no co_spawn,
+        // so an echo loop keeps its batching.
+        return tuple_of(make());
     } else {
         return asio::async_initiate<Token, signature_of_t<value_type>>(
             [](auto handler, Executor ex, Make make) {
