@@ -1,7 +1,11 @@
 # Sourced by tools/check and tools/demo: installs what is missing on a Debian 12 machine.
 # apt-get update runs at most once, and only when something is missing.
 
-corows_packages=(meson ninja-build g++ pkg-config libasio-dev zlib1g-dev libdeflate-dev libboost-test-dev
+# Boost 1.81 (Boost.Test, Boost.Asio for the -Dasio=boost build, Beast for the benchmarks):
+# Debian 12's default Boost, 1.74, ships an Asio older than corows needs, and the two cannot
+# be installed together, so installing these replaces 1.74's development packages.
+corows_packages=(meson ninja-build g++ pkg-config libasio-dev zlib1g-dev libdeflate-dev
+                 libboost1.81-dev libboost-test1.81-dev
                  libssl-dev openssl curl python3 python3-websockets clang-16 libclang-rt-16-dev
                  libc++-16-dev libc++abi-16-dev cmake)
 

@@ -6,12 +6,7 @@
 #error "corows/client_stream.hpp needs OpenSSL: build corows with -Dtls=enabled (libssl-dev installed)"
 #endif
 
-#include <corows/config.hpp>
-#include <asio/async_result.hpp>
-#include <asio/error.hpp>
-#include <asio/ip/tcp.hpp>
-#include <asio/ssl/context.hpp>
-#include <asio/ssl/stream.hpp>
+#include <corows/asio.hpp>
 
 #include <cstddef>
 #include <system_error>
@@ -77,7 +72,7 @@ public:
     /// Reads some bytes from the held stream; completes with (error_code, bytes read).
     template <class MutableBufferSequence, class CompletionToken>
     auto async_read_some(const MutableBufferSequence& buffers, CompletionToken&& token) {
-        return asio::async_initiate<CompletionToken, void(std::error_code, std::size_t)>(
+        return asio::async_initiate<CompletionToken, void(error_code, std::size_t)>(
             [this](auto handler, const MutableBufferSequence& b) {
                 std::visit([&](auto& s) { s.async_read_some(b, std::move(handler)); }, v_);
             },
@@ -87,7 +82,7 @@ public:
     /// Writes some bytes to the held stream; completes with (error_code, bytes written).
     template <class ConstBufferSequence, class CompletionToken>
     auto async_write_some(const ConstBufferSequence& buffers, CompletionToken&& token) {
-        return asio::async_initiate<CompletionToken, void(std::error_code, std::size_t)>(
+        return asio::async_initiate<CompletionToken, void(error_code, std::size_t)>(
             [this](auto handler, const ConstBufferSequence& b) {
                 std::visit([&](auto& s) { s.async_write_some(b, std::move(handler)); }, v_);
             },

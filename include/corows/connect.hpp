@@ -6,24 +6,13 @@
 #error "corows/connect.hpp needs OpenSSL: build corows with -Dtls=enabled (libssl-dev installed)"
 #endif
 
-#include <corows/config.hpp>
+#include <corows/asio.hpp>
 #include <corows/client_stream.hpp>
 #include <corows/detail/initiate.hpp>
 #include <corows/error.hpp>
 #include <corows/options.hpp>
 #include <corows/protocol/url.hpp>
 #include <corows/websocket.hpp>
-
-#include <asio/awaitable.hpp>
-#include <asio/connect.hpp>
-#include <asio/ip/tcp.hpp>
-#include <asio/redirect_error.hpp>
-#include <asio/ssl/context.hpp>
-#include <asio/ssl/verify_context.hpp>
-#include <asio/ssl/stream.hpp>
-#include <asio/steady_timer.hpp>
-#include <asio/this_coro.hpp>
-#include <asio/use_awaitable.hpp>
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -55,7 +44,7 @@ inline asio::ssl::context& default_tls_context() {
                             asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
                             asio::ssl::context::no_tlsv1_1);
             // Without a CA store every server fails verification, which is the safe outcome.
-            std::error_code ignored;
+            error_code ignored;
             ctx.set_default_verify_paths(ignored);
         }
     };
@@ -84,11 +73,11 @@ struct connect_failure {
 /// A connect() failure: code() is the error the error_code overloads report (url_error,
 /// resolver, socket or TLS error, error::timeout, the handshake's error); what() names the
 /// phase and the peer; failure() has the parts, and the server's answer for a refusal.
-class connect_error : public std::system_error {
+class connect_error : public system_error {
 public:
     /// A failure with `ec` as described by `f` (what() is f.message).
-    connect_error(std::error_code ec, connect_failure f)
-        : std::system_error(ec), f_(std::make_shared<const connect_failure>(std::move(f))) {}
+    connect_error(error_code ec, connect_failure f)
+        : system_error(ec), f_(std::make_shared<const connect_failure>(std::move(f))) {}
     /// The phase, peer, detail, answer and message.
     const connect_failure& failure() const noexcept { return *f_; }
     /// Where connect() failed.
@@ -136,21 +125,21 @@ inline std::string endpoint_text(const asio::ip::tcp::endpoint& e) {
 
 // Resolve, connect and (for wss) the TLS handshake; the WebSocket handshake is bounded by the
 // websocket's own handshake timeout.
-inline asio::awaitable<std::error_code> open_transport(std::shared_ptr<connect_attempt> a, const url& u,
+inline asio::awaitable<error_code> open_transport(std::shared_ptr<connect_attempt> a, const url& u,
                                                        std::chrono::milliseconds limit) {
     if (limit.count() > 0) {
         a->timer.expires_after(limit);
-        a->timer.async_wait([w = std::weak_ptr<connect_attempt>(a)](std::error_code ec) {
+        a->timer.async_wait([w = std::weak_ptr<connect_attempt>(a)](error_code ec) {
             if (ec) return;
             if (auto a = w.lock()) {
                 a->timed_out = true;
                 a->resolver.cancel();
-                std::error_code ignored;
+                error_code ignored;
                 a->stream.lowest_layer().close(ignored);
             }
         });
     }
-    std::error_code ec;
+    error_code ec;
     // No AI_ADDRCONFIG: it ignores loopback addresses, so "localhost" would not resolve on a
     // machine with no other interface. Unusable addresses just fail and the next is tried.
     auto endpoints = co_await a->resolver.async_resolve(u.host, std::to_string(u.port),
@@ -159,7 +148,7 @@ inline asio::awaitable<std::error_code> open_transport(std::shared_ptr<connect_a
     if (!ec && !a->timed_out) {
         a->phase = connect_phase::tcp_connect;
         // The condition sees each address before it is tried: the error can then name them.
-        auto note = [a](const std::error_code&, const asio::ip::tcp::endpoint& next) {
+        auto note = [a](const error_code&, const asio::ip::tcp::endpoint& next) {
             if (!a->tried.empty()) a->tried += ", ";
             a->tried += endpoint_text(next);
             a->last = next;
@@ -178,33 +167,33 @@ inline asio::awaitable<std::error_code> open_transport(std::shared_ptr<connect_a
     a->timer.cancel();
     if (a->timed_out) ec = error::timeout;
     if (ec) {
-        std::error_code ignored;
+        error_code ignored;
         a->stream.lowest_layer().close(ignored);
     }
     co_return ec;
 }
 
 // Sets `s` up to send `u.host` as SNI and to verify the certificate against it.
-inline std::error_code prepare_tls(client_stream::tls_stream& s, const url& u) {
+inline error_code prepare_tls(client_stream::tls_stream& s, const url& u) {
     SSL* ssl = s.native_handle();
     // RFC 6066 §3: SNI carries host names only, never address literals.
     if (!u.host_is_ip() && !SSL_set_tlsext_host_name(ssl, u.host.c_str()))
-        return std::error_code(static_cast<int>(ERR_get_error()), asio::error::get_ssl_category());
+        return error_code(static_cast<int>(ERR_get_error()), asio::error::get_ssl_category());
     // OpenSSL's own name check, rather than a verify callback: a mismatch then shows in
     // SSL_get_verify_result(), which the error message quotes.
     const int named = u.host_is_ip() ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), u.host.c_str())
                                      : SSL_set1_host(ssl, u.host.c_str());
-    if (named != 1) return std::error_code(static_cast<int>(ERR_get_error()), asio::error::get_ssl_category());
+    if (named != 1) return error_code(static_cast<int>(ERR_get_error()), asio::error::get_ssl_category());
     // Set on the stream, not the context: a caller's context may say verify_none, or carry a
     // callback that accepts anything.
-    std::error_code ec;
+    error_code ec;
     s.set_verify_mode(asio::ssl::verify_peer, ec);
     if (!ec) s.set_verify_callback([](bool preverified, asio::ssl::verify_context&) { return preverified; }, ec);
     return ec;
 }
 
 /// The sentence connect_error::what() says for `f` failing with `ec`.
-inline std::string describe_failure(const connect_failure& f, std::error_code ec, std::string_view url_text,
+inline std::string describe_failure(const connect_failure& f, error_code ec, std::string_view url_text,
                                     std::chrono::milliseconds limit) {
     std::string out = "corows::connect: ";
     switch (f.phase) {
@@ -220,10 +209,10 @@ inline std::string describe_failure(const connect_failure& f, std::error_code ec
     return out;
 }
 
-inline asio::awaitable<client_websocket> run_connect(std::shared_ptr<const connect_request> r, std::error_code* out,
+inline asio::awaitable<client_websocket> run_connect(std::shared_ptr<const connect_request> r, error_code* out,
                                                      connect_failure* why_out) {
     auto ex = co_await asio::this_coro::executor;
-    std::error_code ec;
+    error_code ec;
     connect_failure why;
     url u = parse_url(r->url, ec);
     const std::string host_port = u.host_is_ip() && u.host.find(':') != std::string::npos
@@ -277,7 +266,7 @@ inline asio::awaitable<client_websocket> run_connect(std::shared_ptr<const conne
 }
 
 inline asio::awaitable<client_websocket> start_connect(std::string url, const options& opts, asio::ssl::context* tls,
-                                                       const handshake_request& extra, std::error_code* ec,
+                                                       const handshake_request& extra, error_code* ec,
                                                        connect_failure* why = nullptr) {
     auto r = std::make_shared<connect_request>();
     r->url = std::move(url);
@@ -294,7 +283,7 @@ inline asio::awaitable<client_websocket> start_connect(std::string url, const op
 
 /// Opens a WebSocket connection to `url` (ws:// or wss://) with default options; wss://
 /// verifies the server against default_tls_context(). Throws connect_error (a
-/// std::system_error naming the phase and the peer) on failure, with code() url_error,
+/// system_error naming the phase and the peer) on failure, with code() url_error,
 /// resolver and socket errors, TLS errors (asio::error::get_ssl_category(), e.g. certificate
 /// verify failed), error::timeout, or the handshake's corows error (bad_status for a refusal,
 /// whose answer response() holds).
@@ -329,33 +318,33 @@ inline asio::awaitable<client_websocket> connect(std::string url, const options&
 
 /// As connect(url, opts), reporting failure in `ec` instead of throwing; on failure the
 /// returned websocket is not open.
-inline asio::awaitable<client_websocket> connect(std::string url, const options& opts, std::error_code& ec) {
+inline asio::awaitable<client_websocket> connect(std::string url, const options& opts, error_code& ec) {
     return detail::start_connect(std::move(url), opts, nullptr, handshake_request{}, &ec);
 }
 
 /// As connect(url, opts, extra), reporting failure in `ec`.
 inline asio::awaitable<client_websocket> connect(std::string url, const options& opts,
-                                                 const handshake_request& extra, std::error_code& ec) {
+                                                 const handshake_request& extra, error_code& ec) {
     return detail::start_connect(std::move(url), opts, nullptr, extra, &ec);
 }
 
 /// As connect(url, opts, tls), reporting failure in `ec`.
 inline asio::awaitable<client_websocket> connect(std::string url, const options& opts, asio::ssl::context& tls,
-                                                 std::error_code& ec) {
+                                                 error_code& ec) {
     return detail::start_connect(std::move(url), opts, &tls, handshake_request{}, &ec);
 }
 
 /// As connect(url, opts, tls, extra), reporting failure in `ec`.
 inline asio::awaitable<client_websocket> connect(std::string url, const options& opts, asio::ssl::context& tls,
-                                                 const handshake_request& extra, std::error_code& ec) {
+                                                 const handshake_request& extra, error_code& ec) {
     return detail::start_connect(std::move(url), opts, &tls, extra, &ec);
 }
 
-// Any completion token: these run on `ex` and complete with (std::error_code,
+// Any completion token: these run on `ex` and complete with (error_code,
 // client_websocket); for use_awaitable they are the forms above.
 
 /// As connect(url), for any completion token, on the executor `ex`.
-template <COROWS_TOKEN_FOR(void(std::error_code, client_websocket)) Token>
+template <COROWS_TOKEN_FOR(void(error_code, client_websocket)) Token>
 auto connect(asio::any_io_executor ex, std::string url, Token&& token) {
     return detail::launch(ex, std::forward<Token>(token), [url = std::move(url)]() mutable {
         return detail::start_connect(std::move(url), options(), nullptr, handshake_request(), nullptr);
@@ -363,7 +352,7 @@ auto connect(asio::any_io_executor ex, std::string url, Token&& token) {
 }
 
 /// As connect(url, opts), for any completion token, on the executor `ex`.
-template <COROWS_TOKEN_FOR(void(std::error_code, client_websocket)) Token>
+template <COROWS_TOKEN_FOR(void(error_code, client_websocket)) Token>
 auto connect(asio::any_io_executor ex, std::string url, options opts, Token&& token) {
     return detail::launch(ex, std::forward<Token>(token), [url = std::move(url), opts = std::move(opts)]() mutable {
         return detail::start_connect(std::move(url), opts, nullptr, handshake_request(), nullptr);
@@ -371,7 +360,7 @@ auto connect(asio::any_io_executor ex, std::string url, options opts, Token&& to
 }
 
 /// As connect(url, opts, extra), for any completion token, on the executor `ex`.
-template <COROWS_TOKEN_FOR(void(std::error_code, client_websocket)) Token>
+template <COROWS_TOKEN_FOR(void(error_code, client_websocket)) Token>
 auto connect(asio::any_io_executor ex, std::string url, options opts, handshake_request extra, Token&& token) {
     return detail::launch(ex, std::forward<Token>(token),
                           [url = std::move(url), opts = std::move(opts), extra = std::move(extra)]() mutable {
@@ -381,7 +370,7 @@ auto connect(asio::any_io_executor ex, std::string url, options opts, handshake_
 
 /// As connect(url, opts, tls, extra), for any completion token, on the executor `ex`; `tls`
 /// must outlive the operation.
-template <COROWS_TOKEN_FOR(void(std::error_code, client_websocket)) Token>
+template <COROWS_TOKEN_FOR(void(error_code, client_websocket)) Token>
 auto connect(asio::any_io_executor ex, std::string url, options opts, asio::ssl::context& tls,
              handshake_request extra, Token&& token) {
     return detail::launch(ex, std::forward<Token>(token),
@@ -391,27 +380,27 @@ auto connect(asio::any_io_executor ex, std::string url, options opts, asio::ssl:
 }
 
 /// As connect(url, opts, ec), also filling `why` on failure (phase, peer, message, a refusal's answer).
-inline asio::awaitable<client_websocket> connect(std::string url, const options& opts, std::error_code& ec,
+inline asio::awaitable<client_websocket> connect(std::string url, const options& opts, error_code& ec,
                                                  connect_failure& why) {
     return detail::start_connect(std::move(url), opts, nullptr, handshake_request{}, &ec, &why);
 }
 
 /// As connect(url, opts, extra, ec), also filling `why` on failure.
 inline asio::awaitable<client_websocket> connect(std::string url, const options& opts,
-                                                 const handshake_request& extra, std::error_code& ec,
+                                                 const handshake_request& extra, error_code& ec,
                                                  connect_failure& why) {
     return detail::start_connect(std::move(url), opts, nullptr, extra, &ec, &why);
 }
 
 /// As connect(url, opts, tls, ec), also filling `why` on failure.
 inline asio::awaitable<client_websocket> connect(std::string url, const options& opts, asio::ssl::context& tls,
-                                                 std::error_code& ec, connect_failure& why) {
+                                                 error_code& ec, connect_failure& why) {
     return detail::start_connect(std::move(url), opts, &tls, handshake_request{}, &ec, &why);
 }
 
 /// As connect(url, opts, tls, extra, ec), also filling `why` on failure.
 inline asio::awaitable<client_websocket> connect(std::string url, const options& opts, asio::ssl::context& tls,
-                                                 const handshake_request& extra, std::error_code& ec,
+                                                 const handshake_request& extra, error_code& ec,
                                                  connect_failure& why) {
     return detail::start_connect(std::move(url), opts, &tls, extra, &ec, &why);
 }

@@ -3,21 +3,10 @@
 // io_context, and stops gracefully.
 #pragma once
 
-#include <corows/config.hpp>
+#include <corows/asio.hpp>
 #include <corows/error.hpp>
 #include <corows/options.hpp>
 #include <corows/websocket.hpp>
-
-#include <asio/awaitable.hpp>
-#include <asio/co_spawn.hpp>
-#include <asio/detached.hpp>
-#include <asio/executor_work_guard.hpp>
-#include <asio/io_context.hpp>
-#include <asio/ip/tcp.hpp>
-#include <asio/post.hpp>
-#include <asio/redirect_error.hpp>
-#include <asio/steady_timer.hpp>
-#include <asio/use_awaitable.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -60,6 +49,12 @@ struct server_options {
     /// thread, so possibly from several threads at once). error::closed, the normal end of a
     /// connection whose peer left during a write, is not reported.
     std::function<void(std::exception_ptr)> on_error{};
+    /// run() and run_events(): called with each valid upgrade request, on its connection's
+    /// thread, before the 101; its answer can give the connection its own settings,
+    /// subprotocol and response fields, or refuse it with an HTTP status. Unset: every valid
+    /// request is accepted with `connection`. An exception from it refuses the request with
+    /// 500 and goes to on_error. (run_raw()'s handler decides with accept(req, decision).)
+    upgrade_decider on_upgrade{};
 };
 
 namespace detail {
@@ -135,6 +130,16 @@ public:
           make_stream_(std::move(make_stream)) {
         if (opts_.threads == 0) opts_.threads = 1;
         for (std::size_t i = 0; i < opts_.threads; ++i) workers_.push_back(std::make_unique<worker>());
+        if (opts_.on_upgrade) {
+            decide_ = [this](const http_request& req) -> upgrade_answer {
+                try {
+                    return opts_.on_upgrade(req);
+                } catch (...) {
+                    report(std::current_exception());
+                    return upgrade_answer::refuse(500);
+                }
+            };
+        }
     }
 
     basic_server(const basic_server&) = delete;
@@ -147,7 +152,7 @@ public:
     }
 
     /// Binds and listens on `endpoint` (port 0: any free port); returns the bound endpoint.
-    /// May be called several times before run(). Throws std::system_error.
+    /// May be called several times before run(). Throws system_error.
     asio::ip::tcp::endpoint listen(const asio::ip::tcp::endpoint& endpoint) {
         bool per_thread = per_thread_acceptors();
         std::size_t n = per_thread ? workers_.size() : 1;
@@ -326,7 +331,7 @@ private:
         std::size_t next = index;
         for (;;) {
             worker& target = per_thread_acceptors() ? w : *workers_[next++ % workers_.size()];
-            std::error_code ec;
+            error_code ec;
             asio::ip::tcp::socket sock = co_await acceptor.async_accept(
                 asio::any_io_executor(target.ctx.get_executor()), asio::redirect_error(asio::use_awaitable, ec));
             if (w.stopping || !acceptor.is_open()) break;
@@ -346,7 +351,7 @@ private:
     static bool is_closed_error(std::exception_ptr e) {
         try {
             std::rethrow_exception(e);
-        } catch (const std::system_error& x) {
+        } catch (const system_error& x) {
             return x.code() == error::closed;
         } catch (...) {
             return false;
@@ -357,11 +362,11 @@ private:
         auto c = std::make_shared<connection>(make_stream_(std::move(sock)), connection_opts_, w);
         if (w.stopping) co_return;
         if constexpr (requires(Stream& s) { s.async_handshake(Stream::server, asio::use_awaitable); }) {
-            std::error_code ec;
+            error_code ec;
             asio::steady_timer limit(w.ctx);
             if (opts_.connection.handshake_timeout.count() > 0) {
                 limit.expires_after(opts_.connection.handshake_timeout);
-                limit.async_wait([weak = std::weak_ptr<connection>(c)](std::error_code e) {
+                limit.async_wait([weak = std::weak_ptr<connection>(c)](error_code e) {
                     if (e) return;
                     if (auto c = weak.lock()) c->ws.abort();
                 });
@@ -371,8 +376,9 @@ private:
             if (ec || w.stopping) co_return;
         }
         if (!raw_) {
-            std::error_code ec;
-            co_await c->ws.accept(ec);
+            error_code ec;
+            if (decide_) co_await c->ws.accept(decide_, ec);
+            else co_await c->ws.accept(ec);
             if (ec) co_return; // refused: the client got its HTTP answer
         }
         if (events_) {
@@ -402,7 +408,7 @@ private:
     // Closes `c` with `code` and `reason` (a string literal: it outlives the coroutine).
     static asio::awaitable<void> close_connection(std::shared_ptr<connection> c, close_code code,
                                                   std::string_view reason) {
-        std::error_code ignored;
+        error_code ignored;
         co_await c->ws.close(static_cast<std::uint16_t>(code), reason, ignored);
     }
 
@@ -421,7 +427,7 @@ private:
         if (w.stopping || w.finished) return;
         w.stopping = true;
         for (auto& a : w.acceptors) {
-            std::error_code ignored;
+            error_code ignored;
             a.close(ignored);
         }
         for (auto& c : snapshot(w)) {
@@ -434,7 +440,7 @@ private:
             }
         }
         w.deadline.expires_after(grace);
-        w.deadline.async_wait([wp = &w](std::error_code ec) {
+        w.deadline.async_wait([wp = &w](error_code ec) {
             if (ec || wp->finished) return;
             for (auto& c : snapshot(*wp)) c->ws.abort();
             // Let the aborted operations' completions run once, then give up on the rest.
@@ -450,6 +456,7 @@ private:
     stream_factory make_stream_;
     handler_type handler_;
     std::shared_ptr<const event_handlers> events_; // run_events() only
+    upgrade_decider decide_; // opts_.on_upgrade, its exceptions reported
     bool raw_ = false;
     std::atomic<bool> started_{false};
     std::atomic<bool> stop_requested_{false};

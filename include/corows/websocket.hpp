@@ -3,7 +3,7 @@
 // they share in detail/pump.hpp, and every protocol rule in protocol/connection.hpp.
 #pragma once
 
-#include <corows/config.hpp>
+#include <corows/asio.hpp>
 #include <corows/detail/initiate.hpp>
 #include <corows/detail/pump.hpp>
 #include <corows/error.hpp>
@@ -13,8 +13,6 @@
 #include <corows/protocol/handshake.hpp>
 #include <corows/protocol/http.hpp>
 #include <corows/protocol/permessage_deflate.hpp>
-
-#include <asio/awaitable.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -67,6 +65,40 @@ struct accept_decision {
     accept_decision&& with_settings(options o) && { return std::move(with_settings(std::move(o))); }
 };
 
+/// A server's answer to one valid upgrade request (websocket::accept(decide) and
+/// server_options::on_upgrade): accept it with a decision, or refuse it with an HTTP status.
+class upgrade_answer {
+public:
+    /// Accepts with the server's settings, no chosen subprotocol and no extra field.
+    upgrade_answer() = default;
+    /// Accepts with `d`: its subprotocol, response fields and this connection's settings.
+    upgrade_answer(accept_decision d) : decision_(std::move(d)) {}
+    /// Refuses with `status` (an HTTP error status, 400-599; anything else counts as 500)
+    /// and a plain-text `body`, then closes.
+    static upgrade_answer refuse(unsigned status, std::string body = {}) {
+        upgrade_answer a;
+        a.status_ = status >= 400 && status <= 599 ? status : 500;
+        a.body_ = std::move(body);
+        return a;
+    }
+    /// True for a refusal.
+    bool refused() const noexcept { return status_ != 0; }
+    /// An acceptance's decision.
+    const accept_decision& decision() const noexcept { return decision_; }
+    /// A refusal's status (0 for an acceptance).
+    unsigned status() const noexcept { return status_; }
+    /// A refusal's body.
+    const std::string& body() const noexcept { return body_; }
+
+private:
+    accept_decision decision_;
+    unsigned status_ = 0;
+    std::string body_;
+};
+
+/// Decides on one valid upgrade request, on the connection's thread.
+using upgrade_decider = std::function<upgrade_answer(const http_request&)>;
+
 /// What a client adds to its upgrade request.
 struct handshake_request {
     std::string origin;                   ///< empty: no Origin field
@@ -90,11 +122,11 @@ inline constexpr std::size_t max_refusal_body = 64 * 1024;
 
 /// A client handshake the server answered with another status than 101: code() is
 /// error::bad_status, response() the answer with up to max_refusal_body bytes of its body.
-class handshake_error : public std::system_error {
+class handshake_error : public system_error {
 public:
     /// Carries `res`; what() names its status and reason.
     explicit handshake_error(http_response res)
-        : std::system_error(make_error_code(error::bad_status), describe(res)),
+        : system_error(make_error_code(error::bad_status), describe(res)),
           response_(std::make_shared<const http_response>(std::move(res))) {}
     /// The server's answer: status, reason, fields and (bounded) body.
     const http_response& response() const noexcept { return *response_; }
@@ -127,7 +159,7 @@ struct event_handlers {
     /// The connection is over (its transport closed); called once. `why` is error::closed
     /// after a close handshake or a lost peer (close_code() tells which: 1006 for lost), or
     /// what failed the connection (a protocol violation, error::timeout).
-    std::function<void(websocket<Stream>&, std::error_code why)> on_close;
+    std::function<void(websocket<Stream>&, error_code why)> on_close;
     /// A callback threw `e`; the connection is then closed with 1011.
     std::function<void(websocket<Stream>&, std::exception_ptr e)> on_error;
 };
@@ -215,37 +247,44 @@ public:
     // Every operation that completes later takes a completion token last: by default
     // asio::use_awaitable (`co_await ws.read_message(m)`), or any other Asio token
     // (use_future, a callback, deferred, as_tuple(use_awaitable), redirect_error, detached).
-    // The awaitable throws std::system_error on failure; other tokens complete with
-    // (std::error_code[, value]) instead. Buffers and strings passed as spans or views must
+    // The awaitable throws system_error on failure; other tokens complete with
+    // (error_code[, value]) instead. Buffers and strings passed as spans or views must
     // stay valid until the operation completes; everything else is copied into it.
 
     // ---------------------------------------------------------------- server handshake (impl/accept.hpp)
 
     /// Server: reads the upgrade request and answers it (101, or 400/426/... and close).
-    template <COROWS_TOKEN_FOR(void(std::error_code)) Token = detail::default_token>
+    template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
     auto accept(Token&& token = {});
     /// Server: as accept(), reporting failure in `ec` (the refusal has been sent).
-    asio::awaitable<void> accept(std::error_code& ec);
+    asio::awaitable<void> accept(error_code& ec);
+    /// Server: reads the upgrade request, refuses an invalid one with the RFC's status, and
+    /// answers a valid one as `decide` says (an exception from it: 500, then rethrown).
+    template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
+    auto accept(upgrade_decider decide, Token&& token = {});
+    /// Server: as accept(decide), reporting failure in `ec` (error::handshake_failed when
+    /// `decide` refused).
+    asio::awaitable<void> accept(const upgrade_decider& decide, error_code& ec);
     /// Server: reads one HTTP request head (for a custom server that routes, authenticates,
     /// or serves plain HTTP on the same port). Bytes after the head stay buffered (see
     /// read_body() and buffered_input()); call it again for the next keep-alive request.
-    template <COROWS_TOKEN_FOR(void(std::error_code, http_request)) Token = detail::default_token>
+    template <COROWS_TOKEN_FOR(void(error_code, http_request)) Token = detail::default_token>
     auto read_request(Token&& token = {});
     /// Server: as read_request(), reporting failure in `ec`.
-    asio::awaitable<http_request> read_request(std::error_code& ec);
+    asio::awaitable<http_request> read_request(error_code& ec);
     /// Server: validates a request the application read and accepts it, or refuses it with
     /// the RFC's status and closes.
-    template <COROWS_TOKEN_FOR(void(std::error_code)) Token = detail::default_token>
+    template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
     auto accept(http_request req, accept_decision d, Token&& token = {});
     /// Server: accept(req, accept_decision()).
-    template <COROWS_TOKEN_FOR(void(std::error_code)) Token = detail::default_token>
+    template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
     auto accept(http_request req, Token&& token = {});
     /// Server: as accept(req, d), reporting failure in `ec`.
-    asio::awaitable<void> accept(const http_request& req, const accept_decision& d, std::error_code& ec);
+    asio::awaitable<void> accept(const http_request& req, const accept_decision& d, error_code& ec);
     /// Server: accepts a request already validated with validate_upgrade_request().
-    asio::awaitable<void> accept(const upgrade_request& up, const accept_decision& d, std::error_code& ec);
+    asio::awaitable<void> accept(const upgrade_request& up, const accept_decision& d, error_code& ec);
     /// Server: refuses the request with `status`, a plain-text `body`, and closes.
-    template <COROWS_TOKEN_FOR(void(std::error_code)) Token = detail::default_token>
+    template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
     auto refuse(unsigned status, std::string_view body = {}, std::span<const http_field> extra_fields = {},
                 Token&& token = {});
 
@@ -261,48 +300,48 @@ public:
     /// chunked coding (empty without either), buffered bytes first; bytes beyond it stay for
     /// the next request. At most options::http.max_body_size (error::body_too_large, refused
     /// before reading when Content-Length says so) within handshake_timeout (error::timeout).
-    /// Throws std::system_error: also error::length_required for another Transfer-Encoding
+    /// Throws system_error: also error::length_required for another Transfer-Encoding
     /// (gzip), bad_content_length, conflicting_length, bad_chunked_encoding, I/O errors; a
     /// failed read closes the transport. Answers Expect: 100-continue before reading. Before
     /// any handshake only (operation_not_supported once the WebSocket is open).
-    template <COROWS_TOKEN_FOR(void(std::error_code, std::string)) Token = detail::default_token>
+    template <COROWS_TOKEN_FOR(void(error_code, std::string)) Token = detail::default_token>
     auto read_body(const http_request& req, Token&& token = {});
     /// Server: as read_body(req), reporting failure in `ec` (and returning "").
-    asio::awaitable<std::string> read_body(const http_request& req, std::error_code& ec);
+    asio::awaitable<std::string> read_body(const http_request& req, error_code& ec);
     /// Server, before any handshake: writes `res` as build_response() does (Content-Length
     /// from res.body) within handshake_timeout; the connection stays open for the next
-    /// read_request() unless res has Connection: close. Throws std::system_error
+    /// read_request() unless res has Connection: close. Throws system_error
     /// (operation_not_supported once the WebSocket is open or the transport is closed).
-    template <COROWS_TOKEN_FOR(void(std::error_code)) Token = detail::default_token>
+    template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
     auto write_response(const http_response& res, Token&& token = {});
     /// Server: as write_response(res), reporting failure in `ec`.
-    asio::awaitable<void> write_response(const http_response& res, std::error_code& ec);
+    asio::awaitable<void> write_response(const http_response& res, error_code& ec);
 
     // ---------------------------------------------------------------- client handshake (impl/handshake.hpp)
 
     /// Client: sends the upgrade request for `target` on `host` (with ":port" unless the
     /// default) and checks the answer, negotiating subprotocols and permessage-deflate.
-    template <COROWS_TOKEN_FOR(void(std::error_code)) Token = detail::default_token>
+    template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
     auto handshake(std::string host, std::string target, handshake_request extra, Token&& token = {});
     /// Client: handshake(host, target, handshake_request()).
-    template <COROWS_TOKEN_FOR(void(std::error_code)) Token = detail::default_token>
+    template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
     auto handshake(std::string host, std::string target, Token&& token = {});
     /// Client: handshake(host, "/", handshake_request()).
-    template <COROWS_TOKEN_FOR(void(std::error_code)) Token = detail::default_token>
+    template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
     auto handshake(std::string host, Token&& token = {});
     /// Client: as handshake(), reporting failure in `ec`.
     asio::awaitable<void> handshake(std::string host, std::string target, const handshake_request& extra,
-                                    std::error_code& ec);
+                                    error_code& ec);
     /// Client: as handshake(host, target, extra), filling `res` with the server's answer
     /// whenever a whole head arrived (the 101, or a refusal with up to max_refusal_body bytes
     /// of its body, read within handshake_timeout). A refusal throws handshake_error.
-    template <COROWS_TOKEN_FOR(void(std::error_code)) Token = detail::default_token>
+    template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
     auto handshake(std::string host, std::string target, handshake_request extra, http_response& res,
                    Token&& token = {});
     /// Client: as handshake(host, target, extra, res), reporting failure in `ec` (bad_status
     /// for a refusal: `res` then holds it).
     asio::awaitable<void> handshake(std::string host, std::string target, const handshake_request& extra,
-                                    http_response& res, std::error_code& ec);
+                                    http_response& res, error_code& ec);
 
     // ---------------------------------------------------------------- reading (impl/read.hpp)
 
@@ -310,38 +349,38 @@ public:
     /// Fails on protocol violations, timeouts and I/O errors. If cancelled (e.g.
     /// `read_message() || timer`), it fails with operation_aborted and the part of a message
     /// already received is kept for the next read_message().
-    template <COROWS_TOKEN_FOR(void(std::error_code, std::optional<message>)) Token = detail::default_token>
+    template <COROWS_TOKEN_FOR(void(error_code, std::optional<message>)) Token = detail::default_token>
     auto read_message(Token&& token = {});
     /// Reads the next message into `m`, reusing its storage; false once the connection
     /// closed. An unfragmented uncompressed payload is borrowed from the receive buffer
     /// (valid until the next read). Fails like read_message(). A cancelled read leaves the
     /// part of a message already received in `m`: pass the same `m` to the next read.
-    template <COROWS_TOKEN_FOR(void(std::error_code, bool)) Token = detail::default_token>
+    template <COROWS_TOKEN_FOR(void(error_code, bool)) Token = detail::default_token>
     auto read_message(message& m, Token&& token = {});
     /// Reads the next message into `m`; error::closed once the connection closed.
-    asio::awaitable<void> read_message(message& m, std::error_code& ec);
+    asio::awaitable<void> read_message(message& m, error_code& ec);
 
     // ---------------------------------------------------------------- writing (impl/write.hpp)
 
     /// Queues a message; completes once it is queued (or, if the queue is over its limit,
     /// once there is room). Compressed when permessage-deflate is on, `compress` is set and
     /// the message reaches the threshold.
-    template <COROWS_TOKEN_FOR(void(std::error_code)) Token = detail::default_token>
+    template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
     auto write_message(std::span<const std::uint8_t> payload, message_kind kind, bool compress = true,
                        Token&& token = {});
     /// As write_message(payload, kind, compress), reporting failure in `ec`.
     asio::awaitable<void> write_message(std::span<const std::uint8_t> payload, message_kind kind,
-                                        bool compress, std::error_code& ec);
+                                        bool compress, error_code& ec);
     /// Writes `m` with its own kind (an echo).
-    template <COROWS_TOKEN_FOR(void(std::error_code)) Token = detail::default_token>
+    template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
     auto write_message(const message& m, Token&& token = {});
     /// Writes `m` with its own kind, reporting failure in `ec`.
-    asio::awaitable<void> write_message(const message& m, std::error_code& ec);
+    asio::awaitable<void> write_message(const message& m, error_code& ec);
     /// Writes a text message (`text` must be UTF-8).
-    template <COROWS_TOKEN_FOR(void(std::error_code)) Token = detail::default_token>
+    template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
     auto write_text(std::string_view text, Token&& token = {});
     /// Writes a binary message.
-    template <COROWS_TOKEN_FOR(void(std::error_code)) Token = detail::default_token>
+    template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
     auto write_binary(std::span<const std::uint8_t> data, Token&& token = {});
 
     /// Queues a prepared message (a broadcast) without waiting: its frame is shared by
@@ -360,37 +399,37 @@ public:
     bool send_text(std::string_view text) { return send(as_bytes(text), message_kind::text); }
     /// Queues a prepared message like send(), waiting for room (like write_message) instead
     /// of failing when the queue is full.
-    template <COROWS_TOKEN_FOR(void(std::error_code)) Token = detail::default_token>
+    template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
     auto write_prepared(std::shared_ptr<const prepared_message> pm, Token&& token = {});
 
     /// Sends a ping with up to 125 bytes of payload.
-    template <COROWS_TOKEN_FOR(void(std::error_code)) Token = detail::default_token>
+    template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
     auto ping(std::span<const std::uint8_t> payload = {}, Token&& token = {});
     /// As ping(payload), reporting failure in `ec`.
-    asio::awaitable<void> ping(std::span<const std::uint8_t> payload, std::error_code& ec);
+    asio::awaitable<void> ping(std::span<const std::uint8_t> payload, error_code& ec);
     /// Sends an unsolicited pong with up to 125 bytes of payload.
-    template <COROWS_TOKEN_FOR(void(std::error_code)) Token = detail::default_token>
+    template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
     auto pong(std::span<const std::uint8_t> payload = {}, Token&& token = {});
 
     /// Completes when everything queued so far has been written to the stream.
-    template <COROWS_TOKEN_FOR(void(std::error_code)) Token = detail::default_token>
+    template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
     auto flush(Token&& token = {});
     /// As flush(), reporting failure in `ec`.
-    asio::awaitable<void> flush(std::error_code& ec);
+    asio::awaitable<void> flush(error_code& ec);
 
     // ---------------------------------------------------------------- closing (impl/close.hpp)
 
     /// Starts the close handshake (RFC 6455 §7): sends close once, waits for the peer's close
     /// (or the close timeout), then closes the transport. `reason` is cut to 123 bytes.
-    template <COROWS_TOKEN_FOR(void(std::error_code)) Token = detail::default_token>
+    template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
     auto close(std::uint16_t code = 1000, std::string_view reason = {}, Token&& token = {});
     /// As close(code, reason), reporting failure in `ec`.
-    asio::awaitable<void> close(std::uint16_t code, std::string_view reason, std::error_code& ec);
+    asio::awaitable<void> close(std::uint16_t code, std::string_view reason, error_code& ec);
     /// Starts the close handshake without waiting: queues the close frame (once) and arms the
     /// close timeout. The connection's reader (read_message(), or event mode) finishes it
     /// when the peer answers; without one, the close timeout closes the transport. Returns
     /// error::bad_close_code for a code that may not be sent.
-    std::error_code start_close(std::uint16_t code = 1000, std::string_view reason = {});
+    error_code start_close(std::uint16_t code = 1000, std::string_view reason = {});
     /// Closes the transport at once, without a close handshake.
     void abort() noexcept { s_->close_transport_now(); }
 

@@ -1,7 +1,8 @@
 // A program built against an installed corows, as a user's would be (tests/install/run.sh):
 // a corows server on a free loopback port, a corows client that connects with
 // corows::connect, one echo, a close handshake and a graceful stop. Exits 0 only if the echo
-// came back intact.
+// came back intact. It names Asio through corows::asio, so it builds against a corows built
+// for standalone Asio or for Boost.Asio (-Dasio=boost) alike.
 #include <corows/connect.hpp>
 #include <corows/server.hpp>
 
@@ -11,6 +12,8 @@
 #include <thread>
 
 namespace {
+
+namespace asio = corows::asio;
 
 asio::awaitable<void> echo_once(std::string url, std::string& reply) {
     // Named, not a temporary in the co_await: g++ 12 destroys such temporaries twice.

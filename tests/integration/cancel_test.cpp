@@ -4,8 +4,6 @@
 
 #include <corows/protocol/deflate_stream.hpp>
 
-#include <asio/experimental/awaitable_operators.hpp>
-
 #include <boost/test/unit_test.hpp>
 
 namespace {
@@ -38,7 +36,7 @@ asio::awaitable<std::optional<message>> read_in_slices(tcp_ws& ws, milliseconds 
 // As read_in_slices, with the read_message(message&, error_code&) form and one message object.
 asio::awaitable<void> read_in_slices_into(tcp_ws& ws, message& m, milliseconds slice, int& cancels) {
     for (;;) {
-        std::error_code ec;
+        corows::error_code ec;
         auto read = [&]() -> asio::awaitable<void> { co_await ws.read_message(m, ec); };
         auto r = co_await (read() || after(slice));
         if (r.index() == 0) {
@@ -103,7 +101,7 @@ BOOST_AUTO_TEST_CASE(cancelled_read_reports_operation_aborted) {
     run_pair({}, {},
         [&](tcp_ws& ws) -> asio::awaitable<void> {
             message m;
-            std::error_code ec;
+            corows::error_code ec;
             auto read = [&]() -> asio::awaitable<void> { co_await ws.read_message(m, ec); };
             auto r = co_await (read() || after(milliseconds(30)));
             BOOST_TEST(r.index() == 1u);
@@ -143,7 +141,7 @@ BOOST_AUTO_TEST_CASE(cancel_inside_a_message_loses_nothing) {
                     BOOST_REQUIRE(got.has_value());
                     m = std::move(*got);
                 } else {
-                    std::error_code ec;
+                    corows::error_code ec;
                     auto read = [&]() -> asio::awaitable<void> { co_await ws.read_message(m, ec); };
                     auto r = co_await (read() || after(milliseconds(100)));
                     BOOST_TEST(r.index() == 1u);
@@ -220,7 +218,7 @@ BOOST_AUTO_TEST_CASE(many_cancellations_anywhere_in_a_message) {
 BOOST_AUTO_TEST_CASE(many_cancellations_in_a_compressed_message) {
     std::string text = long_text(20'000);
     corows::deflate_stream d;
-    std::error_code ec;
+    corows::error_code ec;
     auto z = d.compress(corows::as_bytes(text), ec);
     BOOST_REQUIRE(!ec);
     bytes all = encode(raw_frame{0x1, true, 4, true, bytes(z.begin(), z.end())});

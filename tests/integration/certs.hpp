@@ -2,8 +2,7 @@
 // it signs, expired ones; and the Asio contexts that present or trust them.
 #pragma once
 
-#include <asio/buffer.hpp>
-#include <asio/ssl/context.hpp>
+#include "test_asio.hpp"
 
 #include <openssl/evp.h>
 #include <openssl/pem.h>

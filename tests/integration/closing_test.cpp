@@ -14,20 +14,20 @@ using std::chrono::milliseconds;
 
 // The server waits for a close frame from the raw client and reports what it got.
 struct server_view {
-    std::error_code ec;
+    corows::error_code ec;
     std::uint16_t code = 0;
     std::string reason;
 };
 
 // Sends `frames` from a raw client, then expects a close frame with `expected` and EOF;
 // the corows server's read must fail with `expected_ec` (closed for a valid close).
-void close_exchange(const bytes& frames, std::uint16_t expected, std::error_code expected_ec,
+void close_exchange(const bytes& frames, std::uint16_t expected, corows::error_code expected_ec,
                     server_view* seen = nullptr) {
     run_raw_client({},
         [&](tcp_ws& ws) -> asio::awaitable<void> {
             co_await ws.accept();
             message m;
-            std::error_code ec;
+            corows::error_code ec;
             co_await ws.read_message(m, ec);
             BOOST_TEST(ec == expected_ec);
             BOOST_TEST(!ws.is_open());
@@ -143,7 +143,7 @@ BOOST_AUTO_TEST_CASE(local_close_refuses_unsendable_codes) {
             co_await ws.accept();
             const std::array<std::uint16_t, 7> codes{1005, 1006, 999, 1004, 1015, 2999, 5000};
             for (std::uint16_t code : codes) {
-                std::error_code ec;
+                corows::error_code ec;
                 co_await ws.close(code, "", ec);
                 BOOST_TEST(ec == err(error::bad_close_code), "close(" << code << ")");
                 BOOST_TEST(ws.is_open());
@@ -151,7 +151,7 @@ BOOST_AUTO_TEST_CASE(local_close_refuses_unsendable_codes) {
             bool threw = false;
             try {
                 co_await ws.close(1005);
-            } catch (const std::system_error& e) {
+            } catch (const corows::system_error& e) {
                 threw = e.code() == err(error::bad_close_code);
             }
             BOOST_TEST(threw);
@@ -232,7 +232,7 @@ BOOST_AUTO_TEST_CASE(peer_that_never_answers_close_times_out) {
         [&](tcp_ws& ws) -> asio::awaitable<void> {
             co_await ws.accept();
             auto t0 = std::chrono::steady_clock::now();
-            std::error_code ec;
+            corows::error_code ec;
             co_await ws.close(1000, "bye", ec);
             took = ms_since(t0);
             BOOST_TEST(!ec, ec.message());
@@ -259,7 +259,7 @@ BOOST_AUTO_TEST_CASE(client_gives_up_on_a_silent_server) {
         [&](tcp_ws& ws, loop& l) -> asio::awaitable<void> {
             co_await ws.handshake(l.host());
             auto t0 = std::chrono::steady_clock::now();
-            std::error_code ec;
+            corows::error_code ec;
             co_await ws.close(1000, "", ec);
             took = ms_since(t0);
             BOOST_TEST(!ec, ec.message());
@@ -314,7 +314,7 @@ BOOST_AUTO_TEST_CASE(data_after_peer_close_is_ignored) {
             BOOST_TEST(ws.close_reason() == "done");
             auto again = co_await ws.read_message();
             BOOST_TEST(!again.has_value());
-            std::error_code ec;
+            corows::error_code ec;
             co_await ws.write_message(corows::as_bytes("too late"), corows::message_kind::text, false, ec);
             BOOST_TEST(ec == err(error::closed));
         },
@@ -333,7 +333,7 @@ BOOST_AUTO_TEST_CASE(data_after_our_close_is_discarded) {
     run_raw_client({},
         [&](tcp_ws& ws) -> asio::awaitable<void> {
             co_await ws.accept();
-            std::error_code ec;
+            corows::error_code ec;
             co_await ws.close(1000, "", ec);
             BOOST_TEST(!ec, ec.message());
             BOOST_TEST(ws.close_code() == 1000);
@@ -425,7 +425,7 @@ BOOST_AUTO_TEST_CASE(close_to_a_peer_that_reads_nothing) {
     o.close_timeout = milliseconds(300);
     o.write_queue_limit = 256 * 1024;
     long long took = -1;
-    std::error_code write_ec;
+    corows::error_code write_ec;
     run_raw_client(o,
         [&](tcp_ws& ws) -> asio::awaitable<void> {
             using namespace asio::experimental::awaitable_operators;
@@ -440,7 +440,7 @@ BOOST_AUTO_TEST_CASE(close_to_a_peer_that_reads_nothing) {
             auto closer = [&]() -> asio::awaitable<void> {
                 co_await sleep(milliseconds(200));
                 auto t0 = std::chrono::steady_clock::now();
-                std::error_code ec;
+                corows::error_code ec;
                 co_await ws.close(1000, "", ec);
                 took = ms_since(t0);
                 BOOST_TEST(!ws.is_open());

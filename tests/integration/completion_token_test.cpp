@@ -6,15 +6,6 @@
 #include <corows/connect.hpp>
 #endif
 
-#include <asio/bind_executor.hpp>
-#include <asio/detached.hpp>
-#include <asio/executor_work_guard.hpp>
-#include <asio/experimental/as_tuple.hpp>
-#include <asio/experimental/deferred.hpp>
-#include <asio/redirect_error.hpp>
-#include <asio/strand.hpp>
-#include <asio/use_future.hpp>
-
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
@@ -90,8 +81,8 @@ BOOST_AUTO_TEST_CASE(use_future_reports_a_failure_as_an_exception) {
     std::future<void> c = asio::post(bg.ctx, asio::use_future([&] { return ws.close(1000, {}, asio::use_future); })).get();
     c.get();
     std::future<void> w = asio::post(bg.ctx, asio::use_future([&] { return ws.write_text("too late", asio::use_future); })).get();
-    BOOST_CHECK_EXCEPTION(w.get(), std::system_error,
-                          [](const std::system_error& e) { return e.code() == corows::error::closed; });
+    BOOST_CHECK_EXCEPTION(w.get(), corows::system_error,
+                          [](const corows::system_error& e) { return e.code() == corows::error::closed; });
 }
 
 BOOST_AUTO_TEST_CASE(callbacks_chain_on_the_connection_thread) {
@@ -104,20 +95,20 @@ BOOST_AUTO_TEST_CASE(callbacks_chain_on_the_connection_thread) {
         return f.get();
     }();
     corows::message m;
-    std::error_code write_ec = corows::error::timeout, read_ec = corows::error::timeout, close_ec = corows::error::timeout;
+    corows::error_code write_ec = corows::error::timeout, read_ec = corows::error::timeout, close_ec = corows::error::timeout;
     bool got = false;
     std::string first;
     std::optional<corows::message> owned;
-    ws.write_text("first", [&](std::error_code ec) {
+    ws.write_text("first", [&](corows::error_code ec) {
         write_ec = ec;
-        ws.read_message(m, [&](std::error_code ec, bool g) {
+        ws.read_message(m, [&](corows::error_code ec, bool g) {
             read_ec = ec;
             got = g;
             first = m.text(); // borrowed from the receive buffer until the next read
-            ws.write_text("second", [&](std::error_code) {
-                ws.read_message([&](std::error_code, std::optional<corows::message> o) {
+            ws.write_text("second", [&](corows::error_code) {
+                ws.read_message([&](corows::error_code, std::optional<corows::message> o) {
                     owned = std::move(o);
-                    ws.close(1000, "bye", [&](std::error_code ec) { close_ec = ec; });
+                    ws.close(1000, "bye", [&](corows::error_code ec) { close_ec = ec; });
                 });
             });
         });
@@ -143,7 +134,7 @@ BOOST_AUTO_TEST_CASE(a_callback_runs_on_its_bound_executor) {
     auto strand = asio::make_strand(ctx);
     bool in_strand = false;
     bool done = false;
-    ws.write_text("x", asio::bind_executor(strand, [&](std::error_code) {
+    ws.write_text("x", asio::bind_executor(strand, [&](corows::error_code) {
         in_strand = strand.running_in_this_thread();
         done = true;
     }));
@@ -157,26 +148,26 @@ BOOST_AUTO_TEST_CASE(deferred_as_tuple_redirect_error_and_detached) {
     l.spawn("client", [&]() -> asio::awaitable<void> {
         tcp_ws ws = co_await connect_ws_to(srv.port(), corows::options());
         // deferred: nothing happens until the operation is launched.
-        auto later = ws.write_text("deferred", asio::experimental::deferred);
+        auto later = ws.write_text("deferred", tokens::deferred);
         BOOST_TEST(ws.queued_bytes() == 0u);
         co_await std::move(later)(asio::use_awaitable);
         corows::message m;
-        auto [ec, got] = co_await ws.read_message(m, asio::experimental::as_tuple(asio::use_awaitable));
+        auto [ec, got] = co_await ws.read_message(m, tokens::as_tuple(asio::use_awaitable));
         BOOST_TEST(!ec);
         BOOST_TEST(got);
         BOOST_TEST(m.text() == "deferred");
         // detached: fire and forget; the echo proves it went.
         ws.write_text("detached", asio::detached);
-        std::error_code rec;
+        corows::error_code rec;
         bool again = co_await ws.read_message(m, asio::redirect_error(asio::use_awaitable, rec));
         BOOST_TEST(!rec);
         BOOST_TEST(again);
         BOOST_TEST(m.text() == "detached");
         co_await ws.close();
         // A failure through as_tuple and redirect_error: an error code, no exception.
-        auto [wec] = co_await ws.write_text("closed", asio::experimental::as_tuple(asio::use_awaitable));
+        auto [wec] = co_await ws.write_text("closed", tokens::as_tuple(asio::use_awaitable));
         BOOST_TEST(wec == corows::error::closed);
-        std::error_code fec;
+        corows::error_code fec;
         co_await ws.ping({}, asio::redirect_error(asio::use_awaitable, fec));
         BOOST_TEST(fec == corows::error::closed);
     });
@@ -187,17 +178,17 @@ BOOST_AUTO_TEST_CASE(server_side_operations_take_tokens) {
     loop l;
     l.spawn("server", [&]() -> asio::awaitable<void> {
         tcp_ws ws = co_await l.accept_ws(corows::options());
-        auto [rec, req] = co_await ws.read_request(asio::experimental::as_tuple(asio::use_awaitable));
+        auto [rec, req] = co_await ws.read_request(tokens::as_tuple(asio::use_awaitable));
         BOOST_TEST(!rec);
         BOOST_TEST(req.path() == "/tokens");
         auto [aec] = co_await ws.accept(std::move(req), corows::accept_decision(),
-                                        asio::experimental::as_tuple(asio::use_awaitable));
+                                        tokens::as_tuple(asio::use_awaitable));
         BOOST_TEST(!aec);
         auto [pec] = co_await ws.write_prepared(corows::prepared_message::make(corows::as_bytes("prepared"),
                                                                                corows::message_kind::text),
-                                                asio::experimental::as_tuple(asio::use_awaitable));
+                                                tokens::as_tuple(asio::use_awaitable));
         BOOST_TEST(!pec);
-        auto [fec] = co_await ws.flush(asio::experimental::as_tuple(asio::use_awaitable));
+        auto [fec] = co_await ws.flush(tokens::as_tuple(asio::use_awaitable));
         BOOST_TEST(!fec);
         corows::message m;
         while (co_await ws.read_message(m)) {
@@ -205,15 +196,15 @@ BOOST_AUTO_TEST_CASE(server_side_operations_take_tokens) {
     });
     l.spawn("client", [&]() -> asio::awaitable<void> {
         tcp_ws ws = co_await l.connect_ws(corows::options());
-        auto [hec] = co_await ws.handshake(l.host(), "/tokens", asio::experimental::as_tuple(asio::use_awaitable));
+        auto [hec] = co_await ws.handshake(l.host(), "/tokens", tokens::as_tuple(asio::use_awaitable));
         BOOST_TEST(!hec);
-        auto [m_ec, m] = co_await ws.read_message(asio::experimental::as_tuple(asio::use_awaitable));
+        auto [m_ec, m] = co_await ws.read_message(tokens::as_tuple(asio::use_awaitable));
         BOOST_TEST(!m_ec);
         BOOST_REQUIRE(m.has_value());
         BOOST_TEST(m->text() == "prepared");
-        auto [pec] = co_await ws.pong({}, asio::experimental::as_tuple(asio::use_awaitable));
+        auto [pec] = co_await ws.pong({}, tokens::as_tuple(asio::use_awaitable));
         BOOST_TEST(!pec);
-        co_await ws.close(1000, {}, asio::experimental::as_tuple(asio::use_awaitable));
+        co_await ws.close(1000, {}, tokens::as_tuple(asio::use_awaitable));
     });
     BOOST_TEST(l.run(30s));
 }
@@ -224,12 +215,12 @@ BOOST_AUTO_TEST_CASE(refuse_takes_a_token) {
         tcp_ws ws = co_await l.accept_ws(corows::options());
         auto req = co_await ws.read_request();
         (void)req;
-        auto [ec] = co_await ws.refuse(403, "no", {}, asio::experimental::as_tuple(asio::use_awaitable));
+        auto [ec] = co_await ws.refuse(403, "no", {}, tokens::as_tuple(asio::use_awaitable));
         BOOST_TEST(!ec);
     });
     l.spawn("client", [&]() -> asio::awaitable<void> {
         tcp_ws ws = co_await l.connect_ws(corows::options());
-        std::error_code ec;
+        corows::error_code ec;
         std::string host = l.host();
         co_await ws.handshake(host, "/", corows::handshake_request(), ec);
         BOOST_TEST(ec == corows::error::bad_status);
@@ -256,7 +247,7 @@ BOOST_AUTO_TEST_CASE(connect_with_tokens_and_co_spawn) {
     corows::client_websocket b = corows::connect(bg.ctx.get_executor(), url, asio::use_future).get();
     BOOST_TEST(b.is_open());
     auto refused = corows::connect(bg.ctx.get_executor(), "ws://127.0.0.1:1/", corows::options(), asio::use_future);
-    BOOST_CHECK_THROW(refused.get(), std::system_error);
+    BOOST_CHECK_THROW(refused.get(), corows::system_error);
     asio::post(bg.ctx, asio::use_future([&] {
         a.abort();
         b.abort();

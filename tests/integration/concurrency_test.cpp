@@ -2,8 +2,6 @@
 // connections on one io_context.
 #include "loopback.hpp"
 
-#include <asio/experimental/awaitable_operators.hpp>
-
 #include <boost/test/unit_test.hpp>
 
 #include <sys/resource.h>
@@ -158,18 +156,18 @@ BOOST_AUTO_TEST_CASE(second_concurrent_read_is_refused) {
     run_pair({}, {},
         [&](tcp_ws& ws) -> asio::awaitable<void> {
             message m1;
-            std::error_code e1;
+            corows::error_code e1;
             auto first = [&]() -> asio::awaitable<void> { co_await ws.read_message(m1, e1); };
             auto second = [&]() -> asio::awaitable<void> {
                 co_await sleep(milliseconds(20));
                 message m2;
-                std::error_code e2;
+                corows::error_code e2;
                 co_await ws.read_message(m2, e2);
                 BOOST_TEST(e2 == err(error::operation_in_progress));
                 bool threw = false;
                 try {
                     co_await ws.read_message();
-                } catch (const std::system_error& e) {
+                } catch (const corows::system_error& e) {
                     threw = e.code() == err(error::operation_in_progress);
                 }
                 BOOST_TEST(threw);

@@ -6,8 +6,6 @@
 
 #include <corows/connect.hpp>
 
-#include <asio/ssl.hpp>
-
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
@@ -44,7 +42,7 @@ asio::awaitable<void> answer_once(loop& l, const std::string& answer, bool close
 asio::awaitable<void> tls_accepting(loop& l, const test_cert& cert) {
     auto ctx = server_context(cert);
     tls_socket s(co_await l.acceptor().async_accept(asio::use_awaitable), ctx);
-    std::error_code ec;
+    corows::error_code ec;
     co_await s.async_handshake(asio::ssl::stream_base::server, asio::redirect_error(asio::use_awaitable, ec));
 }
 
@@ -56,7 +54,7 @@ void tls_refused(const test_cert& served, const test_cert& trusted, const std::s
     l.spawn("server", [&]() -> asio::awaitable<void> { co_await tls_accepting(l, served); });
     l.spawn("client", [&]() -> asio::awaitable<void> {
         auto cctx = client_context(trusted);
-        std::error_code ec;
+        corows::error_code ec;
         connect_failure why;
         const std::string url = "wss://" + host + ":" + port_of(l) + "/";
         auto ws = co_await corows::connect(url, corows::options{}, cctx, ec, why);
@@ -102,7 +100,7 @@ BOOST_AUTO_TEST_CASE(a_403_carries_status_header_and_body) {
                            " failed: server did not answer 101 Switching Protocols (the server answered 403 Forbidden)");
         }
         // The error_code form with the details.
-        std::error_code ec;
+        corows::error_code ec;
         connect_failure why;
         corows::options opts;
         auto ws = co_await corows::connect(url, opts, ec, why);
@@ -153,7 +151,7 @@ BOOST_AUTO_TEST_CASE(a_refusal_body_by_close_by_chunks_and_bounded) {
         corows::options opts;
         opts.handshake_timeout = 5s;
         corows::http_response res;
-        std::error_code ec;
+        corows::error_code ec;
         const corows::handshake_request extra;
         const std::string host = l.host();
         const std::string target = "/";
@@ -217,7 +215,7 @@ BOOST_AUTO_TEST_CASE(a_closed_port_names_the_address) {
             BOOST_TEST(std::string(e.what()) ==
                        "corows::connect: TCP connect to 127.0.0.1:" + port + " failed: " + e.code().message());
         }
-        std::error_code ec;
+        corows::error_code ec;
         connect_failure why;
         corows::options opts;
         const std::string url = "wss://localhost:" + port + "/";
@@ -234,7 +232,7 @@ BOOST_AUTO_TEST_CASE(ws_to_a_tls_port_says_so) {
     loop l;
     l.spawn("server", [&]() -> asio::awaitable<void> { co_await tls_accepting(l, loopback_cert()); });
     l.spawn("client", [&]() -> asio::awaitable<void> {
-        std::error_code ec;
+        corows::error_code ec;
         connect_failure why;
         corows::options opts;
         const std::string url = "ws://127.0.0.1:" + port_of(l) + "/";
@@ -256,7 +254,7 @@ BOOST_AUTO_TEST_CASE(ws_to_a_port_answering_with_a_tls_alert_says_so) {
         co_await answer_once(l, alert, true);
     });
     l.spawn("client", [&]() -> asio::awaitable<void> {
-        std::error_code ec;
+        corows::error_code ec;
         connect_failure why;
         corows::options opts;
         const std::string url = "ws://127.0.0.1:" + port_of(l) + "/";
@@ -306,7 +304,7 @@ BOOST_AUTO_TEST_CASE(a_timeout_names_its_phase) {
             l.spawn("client", [&]() -> asio::awaitable<void> {
                 corows::options opts;
                 opts.handshake_timeout = 300ms;
-                std::error_code ec;
+                corows::error_code ec;
                 connect_failure why;
                 const std::string url = scheme + "://localhost:" + port_of(l) + "/";
                 co_await corows::connect(url, opts, ec, why);

@@ -26,7 +26,7 @@ using raw_ws = corows::websocket<asio::ip::tcp::socket>;
 // Serves requests on one connection until the client leaves: each body comes back in a 200.
 asio::awaitable<void> echo_bodies(raw_ws& ws, std::atomic<int>& requests) {
     for (;;) {
-        std::error_code ec;
+        corows::error_code ec;
         http_request req = co_await ws.read_request(ec);
         if (ec) co_return;
         std::string body = co_await ws.read_body(req, ec);
@@ -174,7 +174,7 @@ BOOST_AUTO_TEST_CASE(own_parser_takes_buffered_input) {
     run_raw_client({},
         [&](tcp_ws& ws) -> asio::awaitable<void> {
             http_request req = co_await ws.read_request();
-            std::error_code ec;
+            corows::error_code ec;
             std::string body = co_await ws.read_body(req, ec);
             BOOST_TEST((ec == error::length_required), ec.message());
             BOOST_TEST(body.empty());
@@ -198,14 +198,14 @@ BOOST_AUTO_TEST_CASE(bodies_over_the_limit_are_refused_without_reading) {
     run_raw_client(o,
         [&](tcp_ws& ws) -> asio::awaitable<void> {
             http_request req = co_await ws.read_request();
-            std::error_code ec;
+            corows::error_code ec;
             co_await ws.read_body(req, ec);
             BOOST_TEST((ec == error::body_too_large), ec.message());
             BOOST_TEST(corows::http_status_for(ec) == 413u);
             try {
                 co_await ws.read_body(req);
                 BOOST_ERROR("read_body() over the limit did not throw");
-            } catch (const std::system_error& e) {
+            } catch (const corows::system_error& e) {
                 BOOST_TEST((e.code() == error::body_too_large));
             }
             const std::string why = ec.message();
@@ -244,7 +244,7 @@ BOOST_AUTO_TEST_CASE(a_body_cut_short_fails_and_closes) {
     run_raw_client({},
         [&](tcp_ws& ws) -> asio::awaitable<void> {
             http_request req = co_await ws.read_request();
-            std::error_code ec;
+            corows::error_code ec;
             std::string body = co_await ws.read_body(req, ec);
             BOOST_TEST((ec == asio::error::eof), ec.message());
             http_response res;
@@ -269,7 +269,7 @@ BOOST_AUTO_TEST_CASE(an_idle_keep_alive_connection_times_out) {
             http_response res;
             co_await ws.write_response(res);
             const auto start = std::chrono::steady_clock::now();
-            std::error_code ec;
+            corows::error_code ec;
             co_await ws.read_request(ec);
             done.set();
             BOOST_TEST((ec == error::timeout), ec.message());
@@ -288,7 +288,7 @@ BOOST_AUTO_TEST_CASE(an_idle_keep_alive_connection_times_out) {
 BOOST_AUTO_TEST_CASE(plain_http_calls_are_refused_on_an_open_websocket) {
     run_pair({}, {},
         [](tcp_ws& ws) -> asio::awaitable<void> {
-            std::error_code ec;
+            corows::error_code ec;
             http_response res;
             co_await ws.write_response(res, ec);
             BOOST_TEST((ec == asio::error::operation_not_supported), ec.message());

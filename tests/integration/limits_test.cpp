@@ -9,8 +9,6 @@
 
 #include <corows/server.hpp>
 
-#include <asio/experimental/awaitable_operators.hpp>
-
 #include <boost/test/unit_test.hpp>
 
 #include <zlib.h>
@@ -38,7 +36,7 @@ constexpr std::size_t KiB = 1024, MiB = 1024 * 1024;
 
 /// Drops the connection with an RST instead of a FIN (SO_LINGER with a zero timeout).
 void reset_connection(tcp::socket& s) {
-    std::error_code ignored;
+    corows::error_code ignored;
     s.set_option(asio::socket_base::linger(true, 0), ignored);
     s.close(ignored);
 }
@@ -253,7 +251,7 @@ private:
 // client must get a close frame with `expected_code` within `answer_within`, then TCP's end.
 // Returns the peak RSS growth in KiB during the exchange.
 long refused(const options& o, const std::string& extra_lines, const bytes& frames, std::uint16_t expected_code,
-             std::error_code expected_ec, milliseconds answer_within) {
+             corows::error_code expected_ec, milliseconds answer_within) {
     long before = rss_kib();
     reset_peak_rss();
     long answered_ms = -1;
@@ -261,7 +259,7 @@ long refused(const options& o, const std::string& extra_lines, const bytes& fram
         [&](tcp_ws& ws) -> asio::awaitable<void> {
             co_await ws.accept();
             message m;
-            std::error_code ec;
+            corows::error_code ec;
             do {
                 co_await ws.read_message(m, ec);
             } while (!ec);
@@ -274,7 +272,7 @@ long refused(const options& o, const std::string& extra_lines, const bytes& fram
             auto t0 = clock_type::now();
             // The server may close while the frames are still going out: send and read at once.
             auto sent_and_closed = co_await (p.try_send(frames) && expect_close(p));
-            std::error_code send_ec = std::get<0>(sent_and_closed);
+            corows::error_code send_ec = std::get<0>(sent_and_closed);
             close_info c = std::get<1>(sent_and_closed);
             answered_ms = static_cast<long>(ms_since(t0));
             BOOST_TEST(c.code == expected_code);
@@ -374,7 +372,7 @@ BOOST_AUTO_TEST_CASE(frame_lengths_of_2_63_and_more_are_refused_from_the_header)
             [&](tcp_ws& ws, loop& l) -> asio::awaitable<void> {
                 co_await ws.handshake(l.host());
                 message m;
-                std::error_code ec;
+                corows::error_code ec;
                 co_await ws.read_message(m, ec);
                 BOOST_TEST(ec == err(len == max63 ? error::frame_too_big : error::bad_length));
             },
@@ -413,7 +411,7 @@ BOOST_AUTO_TEST_CASE(slowloris_silence_and_unanswered_close_are_cut_by_the_serve
     std::atomic<int> timeouts{0};
     server_thread st(so, [&](tcp_ws& ws) -> asio::awaitable<void> {
         message m;
-        std::error_code ec;
+        corows::error_code ec;
         for (;;) {
             co_await ws.read_message(m, ec);
             if (ec) break;
@@ -439,7 +437,7 @@ BOOST_AUTO_TEST_CASE(slowloris_silence_and_unanswered_close_are_cut_by_the_serve
             bool ended = false;
             auto trickle = [&]() -> asio::awaitable<void> {
                 for (std::size_t i = 0; i < req.size() && !ended; ++i) {
-                    std::error_code ec = co_await p.try_send(corows::as_bytes(std::string_view(req).substr(i, 1)));
+                    corows::error_code ec = co_await p.try_send(corows::as_bytes(std::string_view(req).substr(i, 1)));
                     if (ec) break;
                     ++slowloris_bytes;
                     co_await sleep(300ms);
@@ -509,7 +507,7 @@ BOOST_AUTO_TEST_CASE(slowloris_silence_and_unanswered_close_are_cut_by_the_serve
 BOOST_AUTO_TEST_CASE(peers_vanishing_at_every_point_leave_the_server_serving) {
     const bytes big(64 * MiB, 0x42);
     std::mutex mu;
-    std::vector<std::error_code> results; // how each handler's loop ended, in order
+    std::vector<corows::error_code> results; // how each handler's loop ended, in order
     std::atomic<int> started{0}, finished{0}, escaped{0};
     corows::server_options so;
     so.connection.deflate.enabled = true;
@@ -521,7 +519,7 @@ BOOST_AUTO_TEST_CASE(peers_vanishing_at_every_point_leave_the_server_serving) {
     server_thread st(so, [&](tcp_ws& ws) -> asio::awaitable<void> {
         ++started;
         message m;
-        std::error_code ec;
+        corows::error_code ec;
         for (;;) {
             co_await ws.read_message(m, ec);
             if (ec) break;
@@ -612,7 +610,7 @@ BOOST_AUTO_TEST_CASE(peers_vanishing_at_every_point_leave_the_server_serving) {
                 BOOST_TEST(started.load() == started_before + 1);
                 std::lock_guard lock(mu);
                 BOOST_REQUIRE(!results.empty());
-                std::error_code ec = results.back();
+                corows::error_code ec = results.back();
                 BOOST_TEST_MESSAGE(sc.name << (rst ? " (RST)" : " (FIN)") << ": handler ended with " << ec.category().name()
                                    << ":" << ec.value() << " " << ec.message()
                                    << (sc.at == point::our_large_write ? " after the peer read " + std::to_string(read_back) + " bytes" : ""));
@@ -637,7 +635,7 @@ BOOST_AUTO_TEST_CASE(peers_vanishing_at_every_point_leave_the_server_serving) {
 BOOST_AUTO_TEST_CASE(servers_vanishing_fail_client_operations_with_error_codes) {
     // A corows client writing 64 MiB (queued and masked) to a server that resets after 1 MiB.
     for (bool rst : {false, true}) {
-        std::error_code write_ec, flush_ec, read_after;
+        corows::error_code write_ec, flush_ec, read_after;
         const bytes big(64 * MiB, 0x17);
         run_raw_server(options{},
             [&](tcp_ws& ws, loop& l) -> asio::awaitable<void> {
@@ -665,7 +663,7 @@ BOOST_AUTO_TEST_CASE(servers_vanishing_fail_client_operations_with_error_codes) 
     // A corows client in the middle of reading a frame when the server goes.
     const bytes part_of_a_frame = encode_announcing(raw_frame{0x2, true, 0, false, bytes(5000, 3)}, 100'000);
     for (bool rst : {false, true}) {
-        std::error_code read_ec;
+        corows::error_code read_ec;
         std::uint16_t code = 0;
         run_raw_server(options{},
             [&](tcp_ws& ws, loop& l) -> asio::awaitable<void> {
@@ -725,7 +723,7 @@ void gibibyte_to_a_stalled_reader(bool direct) {
             follower.feed(reinterpret_cast<const std::uint8_t*>(p.buffered().data()), p.buffered().size());
             p.buffered().clear();
             while (!follower.closed()) {
-                std::error_code ec;
+                corows::error_code ec;
                 std::size_t n = co_await p.socket().async_read_some(asio::buffer(chunk),
                                                                     asio::redirect_error(asio::use_awaitable, ec));
                 if (ec) break;
@@ -776,7 +774,7 @@ BOOST_AUTO_TEST_CASE(ten_thousand_connections_in_waves_return_memory_and_descrip
     server_thread st(so, [&](tcp_ws& ws) -> asio::awaitable<void> {
         ++active;
         message m;
-        std::error_code ec;
+        corows::error_code ec;
         for (;;) {
             co_await ws.read_message(m, ec);
             if (ec) break;

@@ -7,13 +7,7 @@
 #include <corows/protocol/mask.hpp>
 #include <corows/websocket.hpp>
 
-#include <asio/co_spawn.hpp>
-#include <asio/experimental/awaitable_operators.hpp>
-#include <asio/io_context.hpp>
-#include <asio/ip/tcp.hpp>
-#include <asio/read.hpp>
-#include <asio/steady_timer.hpp>
-#include <asio/write.hpp>
+#include "test_asio.hpp"
 
 #include <boost/test/unit_test.hpp>
 
@@ -225,8 +219,8 @@ public:
         co_await asio::async_write(sock_, asio::buffer(data.data(), data.size()), asio::use_awaitable);
     }
     /// Sends `data`; returns the error instead of throwing (the peer may have hung up).
-    asio::awaitable<std::error_code> try_send(std::span<const std::uint8_t> data) {
-        std::error_code ec;
+    asio::awaitable<corows::error_code> try_send(std::span<const std::uint8_t> data) {
+        corows::error_code ec;
         co_await asio::async_write(sock_, asio::buffer(data.data(), data.size()),
                                    asio::redirect_error(asio::use_awaitable, ec));
         co_return ec;
@@ -244,7 +238,7 @@ public:
         chunk_.resize(65536);
         asio::steady_timer timer(sock_.get_executor());
         timer.expires_after(timeout_);
-        std::error_code ec;
+        corows::error_code ec;
         std::size_t n = 0;
         auto r = co_await (
             sock_.async_read_some(asio::buffer(chunk_), asio::redirect_error(asio::use_awaitable, ec)) ||
@@ -333,7 +327,7 @@ public:
     /// True once a read found the end of the stream (not a timeout).
     bool saw_eof() const noexcept { return last_error_ == asio::error::eof || last_error_ == asio::error::connection_reset; }
     /// Why the last read stopped.
-    std::error_code last_error() const noexcept { return last_error_; }
+    corows::error_code last_error() const noexcept { return last_error_; }
 
     // ------------------------------------------------------------------ handshakes
 
@@ -380,7 +374,7 @@ private:
     std::string buf_;
     std::vector<char> chunk_;
     std::chrono::milliseconds timeout_{5000};
-    std::error_code last_error_;
+    corows::error_code last_error_;
 };
 
 /// Connects a raw peer to the loop's listener.
@@ -502,7 +496,7 @@ public:
     /// Completes once open() was called.
     asio::awaitable<void> wait() {
         while (!open_) {
-            std::error_code ec;
+            corows::error_code ec;
             co_await timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
         }
     }
@@ -518,6 +512,6 @@ inline long long ms_since(std::chrono::steady_clock::time_point start) {
 }
 
 /// corows::make_error_code, short for assertions.
-inline std::error_code err(error e) { return make_error_code(e); }
+inline corows::error_code err(error e) { return make_error_code(e); }
 
 } // namespace corows::test

@@ -19,12 +19,12 @@ using std::chrono::milliseconds;
 // server's read must fail with `expected_ec` and the client must then see a close frame with
 // `expected_code`, and TCP closing.
 void client_violation(const options& o, const std::vector<bytes>& writes, std::uint16_t expected_code,
-                      std::error_code expected_ec, const std::string& extra_request_lines) {
+                      corows::error_code expected_ec, const std::string& extra_request_lines) {
     run_raw_client(o,
         [&](tcp_ws& ws) -> asio::awaitable<void> {
             co_await ws.accept();
             message m;
-            std::error_code ec;
+            corows::error_code ec;
             // Complete messages before the violation are delivered; the read after them fails.
             do {
                 co_await ws.read_message(m, ec);
@@ -43,17 +43,17 @@ void client_violation(const options& o, const std::vector<bytes>& writes, std::u
         });
 }
 
-void client_violation(const std::vector<bytes>& writes, std::uint16_t code, std::error_code ec) {
+void client_violation(const std::vector<bytes>& writes, std::uint16_t code, corows::error_code ec) {
     client_violation(options{}, writes, code, ec, "");
 }
 
 // As client_violation, with a raw server misbehaving towards a corows client.
-void server_violation(const std::vector<bytes>& writes, std::uint16_t expected_code, std::error_code expected_ec) {
+void server_violation(const std::vector<bytes>& writes, std::uint16_t expected_code, corows::error_code expected_ec) {
     run_raw_server({},
         [&](tcp_ws& ws, loop& l) -> asio::awaitable<void> {
             co_await ws.handshake(l.host());
             message m;
-            std::error_code ec;
+            corows::error_code ec;
             co_await ws.read_message(m, ec);
             BOOST_TEST(ec == expected_ec);
             BOOST_TEST(!ws.is_open());
@@ -87,7 +87,7 @@ const std::string deflate_offer = "Sec-WebSocket-Extensions: permessage-deflate\
 // A compressed frame of `payload` (RSV1, masked).
 bytes compressed_frame(std::uint8_t op, const bytes& payload) {
     corows::deflate_stream d;
-    std::error_code ec;
+    corows::error_code ec;
     auto out = d.compress(payload, ec);
     BOOST_REQUIRE(!ec);
     return encode(raw_frame{op, true, 4, true, bytes(out.begin(), out.end())});
@@ -226,7 +226,7 @@ BOOST_AUTO_TEST_CASE(utf8_fails_when_the_bad_byte_arrives) {
         [&](tcp_ws& ws) -> asio::awaitable<void> {
             co_await ws.accept();
             message m;
-            std::error_code ec;
+            corows::error_code ec;
             co_await ws.read_message(m, ec);
             BOOST_TEST(ec == err(error::invalid_utf8));
         },
@@ -360,7 +360,7 @@ BOOST_AUTO_TEST_CASE(compressed_fragments_with_control_frames_between) {
     std::string text;
     for (int i = 0; i < 200; ++i) text += "{\"id\":" + std::to_string(i) + ",\"ok\":true}";
     corows::deflate_stream d;
-    std::error_code ec;
+    corows::error_code ec;
     auto z = d.compress(corows::as_bytes(text), ec);
     bytes zb(z.begin(), z.end());
     BOOST_REQUIRE(zb.size() > 30u);

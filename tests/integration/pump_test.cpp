@@ -76,7 +76,7 @@ public:
     const std::string& response() const noexcept { return response_; }
     // Sends `data`; false once the server has hung up.
     bool send(std::span<const std::uint8_t> data) {
-        std::error_code ec;
+        corows::error_code ec;
         asio::write(sock_, asio::buffer(data.data(), data.size()), ec);
         return !ec;
     }
@@ -88,7 +88,7 @@ public:
     }
     /// Ends the connection (unblocks a send in another thread).
     void hang_up() {
-        std::error_code ignored;
+        corows::error_code ignored;
         sock_.shutdown(tcp::socket::shutdown_both, ignored);
     }
     tcp::socket& socket() noexcept { return sock_; }
@@ -248,7 +248,7 @@ void slow_broadcast_readers(mode m) {
         corows::server::event_handlers h;
         h.on_open = [&](tcp_ws& ws) { room.members.insert(&ws); };
         h.on_message = [&](tcp_ws& ws, const message& msg) { room.broadcast(msg, &ws); };
-        h.on_close = [&](tcp_ws& ws, std::error_code) { room.members.erase(&ws); };
+        h.on_close = [&](tcp_ws& ws, corows::error_code) { room.members.erase(&ws); };
         srv = std::make_unique<server_thread>(corows::server_options{}, std::move(h));
     }
     blocking_peer reader1(srv->port(), 4096), reader2(srv->port(), 4096), talker(srv->port());

@@ -2,10 +2,7 @@
 // the graceful stop with its deadline, and the event mode (run_events).
 #include <corows/server.hpp>
 
-#include <asio/co_spawn.hpp>
-#include <asio/io_context.hpp>
-#include <asio/steady_timer.hpp>
-#include <asio/write.hpp>
+#include "test_asio.hpp"
 
 #include <boost/test/unit_test.hpp>
 
@@ -308,7 +305,7 @@ BOOST_AUTO_TEST_CASE(raw_handler_routes_requests_itself) {
     run_clients(1, [&](std::size_t) -> asio::awaitable<void> {
         try {
             tcp_ws ws = co_await connect(port, "/elsewhere");
-        } catch (const std::system_error& e) {
+        } catch (const corows::system_error& e) {
             refused = e.code() == corows::error::bad_status;
         }
     });
@@ -374,6 +371,92 @@ BOOST_AUTO_TEST_CASE(a_raw_handler_gives_one_connection_its_own_settings) {
     BOOST_TEST(rs.wait_returned(10s));
 }
 
+// The on_upgrade of on_upgrade_decides_each_connection: own_settings_handler's choices, and
+// refusals.
+corows::upgrade_answer decide_upgrade(const corows::http_request& req, const corows::options& base) {
+    if (req.path() == "/denied") return corows::upgrade_answer::refuse(403, "not here");
+    if (req.path() == "/throw") throw std::runtime_error("the decider failed");
+    corows::options mine = base;
+    if (req.path() == "/small") mine.max_message_size = 100;
+    if (req.path() == "/plain") mine.deflate.enabled = false;
+    return corows::accept_decision().with_settings(mine);
+}
+
+// Expects the upgrade to `target` refused with `status` and `body`.
+asio::awaitable<void> expect_refusal(unsigned short port, std::string target, unsigned status, std::string body) {
+    asio::ip::tcp::socket sock(co_await asio::this_coro::executor);
+    co_await sock.async_connect({asio::ip::make_address("127.0.0.1"), port}, asio::use_awaitable);
+    tcp_ws ws(std::move(sock));
+    const std::string host = "127.0.0.1:" + std::to_string(port);
+    const corows::handshake_request extra;
+    corows::http_response res;
+    try {
+        co_await ws.handshake(host, target, extra, res);
+    } catch (const corows::handshake_error& e) {
+        if (e.response().status != status || e.response().body != body)
+            throw std::runtime_error(target + ": refused with " + std::to_string(e.response().status) + " " + e.response().body);
+        co_return;
+    }
+    throw std::runtime_error(target + " was accepted");
+}
+
+BOOST_AUTO_TEST_CASE(on_upgrade_decides_each_connection) {
+    // run() and run_events() with server_options::on_upgrade: the same choices as
+    // a_raw_handler_gives_one_connection_its_own_settings, plus a refusal and a decider that
+    // throws (500, reported to on_error); an invalid request never reaches the decider.
+    for (bool events : {false, true}) {
+        BOOST_TEST_CONTEXT("events " << events) {
+            corows::server_options so;
+            so.connection.deflate.enabled = true;
+            so.connection.max_message_size = 1 << 20;
+            const corows::options base = so.connection;
+            std::atomic<int> decided{0}, errors{0};
+            so.on_upgrade = [&](const corows::http_request& req) {
+                ++decided;
+                return decide_upgrade(req, base);
+            };
+            so.on_error = [&](std::exception_ptr e) {
+                // The handler's own failures (the 1009 on /small) are reported too.
+                try {
+                    std::rethrow_exception(e);
+                } catch (const std::runtime_error& x) {
+                    if (std::string_view(x.what()) == "the decider failed") ++errors;
+                } catch (...) {
+                }
+            };
+            corows::server::event_handlers h;
+            h.on_message = [](tcp_ws& ws, const message& m) { ws.send(m); };
+            std::optional<running_server> rs;
+            if (events) rs.emplace(so, std::move(h));
+            else rs.emplace(so, [](tcp_ws& ws) { return echo(ws); });
+            auto port = rs->endpoint.port();
+            own_settings_seen seen;
+            std::size_t ok = run_clients(1, [&](std::size_t) -> asio::awaitable<void> {
+                co_await expect_refusal(port, "/denied", 403, "not here");
+                co_await expect_refusal(port, "/throw", 500, "");
+                // Not an upgrade: the RFC's 400 before any decision.
+                asio::ip::tcp::socket raw(co_await asio::this_coro::executor);
+                co_await raw.async_connect({asio::ip::make_address("127.0.0.1"), port}, asio::use_awaitable);
+                const std::string plain_get = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+                co_await asio::async_write(raw, asio::buffer(plain_get), asio::use_awaitable);
+                std::string answer(12, '\0');
+                co_await asio::async_read(raw, asio::buffer(answer), asio::use_awaitable);
+                if (answer != "HTTP/1.1 400") throw std::runtime_error("a plain GET got " + answer);
+                co_await own_settings_client(port, rs->srv, seen);
+            });
+            BOOST_TEST(ok == 1u);
+            BOOST_TEST(decided.load() == 5); // /denied, /throw, /, /small, /plain
+            BOOST_TEST(errors.load() == 1); // the decider's exception
+            BOOST_TEST(seen.default_deflate);
+            BOOST_TEST(seen.small_deflate);
+            BOOST_TEST(seen.small_code == 1009);
+            BOOST_TEST(!seen.plain_deflate);
+            BOOST_TEST(seen.plain_code == 1001);
+            BOOST_TEST(rs->wait_returned(10s));
+        }
+    }
+}
+
 BOOST_AUTO_TEST_CASE(stop_from_a_handler_and_before_run) {
     std::atomic<corows::server*> self{nullptr};
     running_server rs(corows::server_options{}, [&](tcp_ws& ws) -> asio::awaitable<void> {
@@ -410,7 +493,7 @@ namespace {
 struct event_log {
     std::mutex mu;
     std::size_t opened = 0;
-    std::vector<std::error_code> closes;
+    std::vector<corows::error_code> closes;
     std::vector<std::uint16_t> close_codes;
     std::size_t refused_sends = 0;
     std::size_t max_queued = 0;
@@ -423,7 +506,7 @@ struct event_log {
             ++opened;
         };
         h.on_message = std::move(on_message);
-        h.on_close = [this](tcp_ws& ws, std::error_code why) {
+        h.on_close = [this](tcp_ws& ws, corows::error_code why) {
             std::lock_guard lock(mu);
             closes.push_back(why);
             close_codes.push_back(ws.close_code());

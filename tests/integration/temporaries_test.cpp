@@ -127,7 +127,7 @@ BOOST_AUTO_TEST_CASE(connect_with_arguments_built_in_the_co_await) {
         auto plain = co_await corows::connect("ws://" + srv.host() + "/plain", corows::options{});
         BOOST_TEST(plain.is_open());
         co_await plain.close();
-        std::error_code ec;
+        corows::error_code ec;
         auto refused = co_await corows::connect("ws://" + srv.host() + "/refused", corows::options{},
                                                 corows::handshake_request{}, ec);
         BOOST_TEST(ec == corows::error::bad_status);

@@ -29,7 +29,7 @@ BOOST_AUTO_TEST_CASE(server_handshake_timeout_on_half_a_request) {
     run_raw_client(timeouts(milliseconds(200), {}, {}),
         [&](tcp_ws& ws) -> asio::awaitable<void> {
             auto t0 = std::chrono::steady_clock::now();
-            std::error_code ec;
+            corows::error_code ec;
             co_await ws.accept(ec);
             took = ms_since(t0);
             BOOST_TEST(ec == err(error::timeout));
@@ -49,7 +49,7 @@ BOOST_AUTO_TEST_CASE(server_handshake_timeout_on_silence) {
     run_raw_client(timeouts(milliseconds(150), {}, {}),
         [&](tcp_ws& ws) -> asio::awaitable<void> {
             corows::http_request req;
-            std::error_code ec;
+            corows::error_code ec;
             req = co_await ws.read_request(ec);
             BOOST_TEST(ec == err(error::timeout));
         },
@@ -66,7 +66,7 @@ BOOST_AUTO_TEST_CASE(client_handshake_timeout) {
         run_raw_server(timeouts(milliseconds(200), {}, {}),
             [&](tcp_ws& ws, loop& l) -> asio::awaitable<void> {
                 auto t0 = std::chrono::steady_clock::now();
-                std::error_code ec;
+                corows::error_code ec;
                 const handshake_request none;
                 co_await ws.handshake(l.host(), "/", none, ec);
                 took = ms_since(t0);
@@ -92,7 +92,7 @@ BOOST_AUTO_TEST_CASE(idle_timeout_on_a_silent_peer) {
             co_await ws.accept();
             auto t0 = std::chrono::steady_clock::now();
             message m;
-            std::error_code ec;
+            corows::error_code ec;
             co_await ws.read_message(m, ec);
             took = ms_since(t0);
             BOOST_TEST(ec == err(error::timeout));
@@ -123,7 +123,7 @@ BOOST_AUTO_TEST_CASE(traffic_resets_the_idle_timeout) {
             BOOST_REQUIRE(m.has_value());
             BOOST_TEST(m->text() == "still here");
             message rest;
-            std::error_code ec;
+            corows::error_code ec;
             co_await ws.read_message(rest, ec);
             took = ms_since(t0);
             BOOST_TEST(ec == err(error::timeout));
@@ -155,7 +155,7 @@ BOOST_AUTO_TEST_CASE(keepalive_pings_then_idle_timeout) {
             co_await ws.accept();
             auto t0 = std::chrono::steady_clock::now();
             message m;
-            std::error_code ec;
+            corows::error_code ec;
             co_await ws.read_message(m, ec);
             took = ms_since(t0);
             BOOST_TEST(ec == err(error::timeout));

@@ -7,9 +7,6 @@
 #include <corows/protocol/url.hpp>
 #include <corows/server.hpp>
 
-#include <asio/experimental/awaitable_operators.hpp>
-#include <asio/ssl.hpp>
-
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
@@ -47,7 +44,7 @@ using corows::test::server_context;
 using corows::test::test_cert;
 
 /// True if `ec` is OpenSSL's "certificate verify failed".
-bool is_verify_failure(std::error_code ec) {
+bool is_verify_failure(corows::error_code ec) {
     return ec.category() == asio::error::get_ssl_category() &&
            ERR_GET_REASON(static_cast<unsigned long>(ec.value())) == SSL_R_CERTIFICATE_VERIFY_FAILED;
 }
@@ -55,7 +52,7 @@ bool is_verify_failure(std::error_code ec) {
 // ------------------------------------------------------------------ servers
 
 /// Accepts one TCP connection and completes the TLS handshake on it; ec on failure.
-asio::awaitable<tls_socket> accept_tls(tcp::acceptor& acceptor, asio::ssl::context& ctx, std::error_code& ec) {
+asio::awaitable<tls_socket> accept_tls(tcp::acceptor& acceptor, asio::ssl::context& ctx, corows::error_code& ec) {
     tls_socket s(co_await acceptor.async_accept(asio::use_awaitable), ctx);
     co_await s.async_handshake(asio::ssl::stream_base::server, asio::redirect_error(asio::use_awaitable, ec));
     co_return s;
@@ -82,9 +79,9 @@ asio::awaitable<void> echo(Ws& ws) {
 /// A TLS WebSocket server for one connection: records the request, accepts, echoes.
 asio::awaitable<void> tls_echo_server(loop& l, asio::ssl::context& ctx, const corows::options& opts,
                                       seen_request& seen) {
-    std::error_code ec;
+    corows::error_code ec;
     tls_socket s = co_await accept_tls(l.acceptor(), ctx, ec);
-    if (ec) throw std::system_error(ec, "server TLS handshake");
+    if (ec) throw corows::system_error(ec, "server TLS handshake");
     const char* sni = SSL_get_servername(s.native_handle(), TLSEXT_NAMETYPE_host_name);
     seen.sni = sni ? sni : "(none)";
     tls_ws ws(std::move(s), opts);
@@ -175,7 +172,7 @@ BOOST_AUTO_TEST_CASE(event_server_over_tls_echoes_and_reports_the_close) {
     corows::basic_server<tls_socket>::event_handlers h;
     h.on_open = [&](tls_ws&) { ++opened; };
     h.on_message = [](tls_ws& ws, const message& m) { ws.send(m); };
-    h.on_close = [&](tls_ws& ws, std::error_code why) {
+    h.on_close = [&](tls_ws& ws, corows::error_code why) {
         if (why == corows::error::closed && ws.close_code() == 1000) ++closed_normally;
     };
     auto port = srv.listen({asio::ip::make_address("127.0.0.1"), 0}).port();
@@ -223,21 +220,21 @@ BOOST_AUTO_TEST_CASE(default_context_rejects_a_self_signed_certificate) {
     int server_failures = 0;
     l.spawn("server", [&]() -> asio::awaitable<void> {
         for (int i = 0; i < 2; ++i) {
-            std::error_code ec;
+            corows::error_code ec;
             co_await accept_tls(l.acceptor(), sctx, ec);
             if (ec) ++server_failures;
         }
     });
     l.spawn("client", [&]() -> asio::awaitable<void> {
         std::string url = "wss://localhost:" + port_of(l) + "/";
-        std::error_code ec;
+        corows::error_code ec;
         auto ws = co_await corows::connect(url, opts, ec);
         BOOST_TEST(is_verify_failure(ec), ec.message());
         BOOST_TEST(!ws.is_open());
         try {
             co_await corows::connect(url);
             BOOST_ERROR("connect() to an untrusted server did not throw");
-        } catch (const std::system_error& e) {
+        } catch (const corows::system_error& e) {
             BOOST_TEST(is_verify_failure(e.code()), e.what());
         }
     });
@@ -258,12 +255,12 @@ BOOST_AUTO_TEST_CASE(a_name_the_certificate_does_not_cover_fails_verification) {
             auto sctx = server_context(cert);
             auto cctx = client_context(cert);
             corows::options opts;
-            std::error_code server_ec;
+            corows::error_code server_ec;
             l.spawn("server", [&]() -> asio::awaitable<void> {
                 co_await accept_tls(l.acceptor(), sctx, server_ec);
             });
             l.spawn("client", [&]() -> asio::awaitable<void> {
-                std::error_code ec;
+                corows::error_code ec;
                 auto ws = co_await corows::connect("wss://" + host + ":" + port_of(l), opts, cctx, ec);
                 BOOST_TEST(is_verify_failure(ec), ec.message());
                 BOOST_TEST(!ws.is_open());
@@ -327,20 +324,20 @@ BOOST_AUTO_TEST_CASE(bad_urls_and_unreachable_servers_give_clean_errors) {
             {"ws://127.0.0.1/\r\nX: y", corows::url_error::bad_target},
         };
         for (const auto& [text, expected] : bad) {
-            std::error_code ec;
+            corows::error_code ec;
             auto ws = co_await corows::connect(text, opts, ec);
             BOOST_TEST((ec == expected), text << ": " << ec.message());
             BOOST_TEST(!ws.is_open());
             try {
                 co_await corows::connect(text);
                 BOOST_ERROR(text << ": no exception");
-            } catch (const std::system_error& e) {
+            } catch (const corows::system_error& e) {
                 BOOST_TEST((e.code() == expected), text << ": " << e.what());
             }
         }
         const std::array<std::string, 2> schemes{"ws", "wss"};
         for (const auto& scheme : schemes) {
-            std::error_code ec;
+            corows::error_code ec;
             auto ws = co_await corows::connect(scheme + "://127.0.0.1:" + std::to_string(dead_port),
                                                opts, ec);
             BOOST_TEST((ec == asio::error::connection_refused), scheme << ": " << ec.message());
@@ -358,7 +355,7 @@ BOOST_AUTO_TEST_CASE(a_stalled_tls_handshake_times_out) {
         tcp::socket s = co_await l.acceptor().async_accept(asio::use_awaitable);
         std::array<char, 4096> buf;
         for (;;) {
-            std::error_code ec;
+            corows::error_code ec;
             co_await s.async_read_some(asio::buffer(buf), asio::redirect_error(asio::use_awaitable, ec));
             if (ec) break;
         }
@@ -368,7 +365,7 @@ BOOST_AUTO_TEST_CASE(a_stalled_tls_handshake_times_out) {
         corows::options opts;
         opts.handshake_timeout = 300ms;
         auto start = std::chrono::steady_clock::now();
-        std::error_code ec;
+        corows::error_code ec;
         auto ws = co_await corows::connect("wss://localhost:" + port_of(l) + "/", opts, ec);
         auto took = corows::test::ms_since(start);
         BOOST_TEST((ec == corows::error::timeout), ec.message());
@@ -382,13 +379,13 @@ BOOST_AUTO_TEST_CASE(a_stalled_tls_handshake_times_out) {
 
 BOOST_AUTO_TEST_CASE(wss_client_against_a_plain_server_fails_cleanly) {
     loop l;
-    std::error_code server_ec;
+    corows::error_code server_ec;
     l.spawn("plain server", [&]() -> asio::awaitable<void> {
         plain_ws ws(co_await l.acceptor().async_accept(asio::use_awaitable), corows::options{});
         co_await ws.accept(server_ec);
     });
     l.spawn("client", [&]() -> asio::awaitable<void> {
-        std::error_code ec;
+        corows::error_code ec;
         auto cctx = client_context(loopback_cert());
         auto ws = co_await corows::connect("wss://127.0.0.1:" + port_of(l), corows::options{}, cctx, ec);
         BOOST_TEST((ec.category() == asio::error::get_ssl_category()), ec.message());
@@ -401,12 +398,12 @@ BOOST_AUTO_TEST_CASE(wss_client_against_a_plain_server_fails_cleanly) {
 BOOST_AUTO_TEST_CASE(ws_client_against_a_tls_server_fails_cleanly) {
     loop l;
     auto sctx = server_context(loopback_cert());
-    std::error_code server_ec;
+    corows::error_code server_ec;
     l.spawn("TLS server", [&]() -> asio::awaitable<void> {
         co_await accept_tls(l.acceptor(), sctx, server_ec);
     });
     l.spawn("client", [&]() -> asio::awaitable<void> {
-        std::error_code ec;
+        corows::error_code ec;
         auto ws = co_await corows::connect("ws://127.0.0.1:" + port_of(l), corows::options{}, ec);
         BOOST_TEST(static_cast<bool>(ec), "a plain upgrade request was answered by a TLS server");
         BOOST_TEST(!ws.is_open());
@@ -435,9 +432,9 @@ BOOST_AUTO_TEST_CASE(full_duplex_over_tls_then_server_close) {
         }
     };
     l.spawn("server", [&]() -> asio::awaitable<void> {
-        std::error_code ec;
+        corows::error_code ec;
         tls_socket s = co_await accept_tls(l.acceptor(), sctx, ec);
-        if (ec) throw std::system_error(ec);
+        if (ec) throw corows::system_error(ec);
         tls_ws ws(std::move(s), opts);
         co_await ws.accept();
         co_await (writer(ws, "s") && reader(ws, "c"));
@@ -462,9 +459,9 @@ BOOST_AUTO_TEST_CASE(tls_client_abort_is_seen_as_abnormal_closure) {
     auto cctx = client_context(loopback_cert());
     corows::options opts;
     l.spawn("server", [&]() -> asio::awaitable<void> {
-        std::error_code ec;
+        corows::error_code ec;
         tls_socket s = co_await accept_tls(l.acceptor(), sctx, ec);
-        if (ec) throw std::system_error(ec);
+        if (ec) throw corows::system_error(ec);
         tls_ws ws(std::move(s), opts);
         co_await ws.accept();
         auto m = co_await ws.read_message();

@@ -32,7 +32,7 @@ std::string request_with(const std::string& start_line, const std::string& remov
 void refused(const std::string& request, unsigned status, error expected_ec, const std::string& must_contain) {
     run_raw_client({},
         [&](tcp_ws& ws) -> asio::awaitable<void> {
-            std::error_code ec;
+            corows::error_code ec;
             co_await ws.accept(ec);
             BOOST_TEST(ec == err(expected_ec));
             BOOST_TEST(!ws.is_open());
@@ -55,7 +55,7 @@ void bad_answer(const options& client_opts, std::function<std::string(const std:
                 error expected_ec) {
     run_raw_server(client_opts,
         [&](tcp_ws& ws, loop& l) -> asio::awaitable<void> {
-            std::error_code ec;
+            corows::error_code ec;
             const handshake_request none;
             co_await ws.handshake(l.host(), "/", none, ec);
             BOOST_TEST(ec == err(expected_ec));
@@ -153,7 +153,7 @@ BOOST_AUTO_TEST_CASE(read_request_then_accept_refuses_the_same_way) {
         [&](tcp_ws& ws) -> asio::awaitable<void> {
             corows::http_request req = co_await ws.read_request();
             BOOST_TEST(req.method == "GET");
-            std::error_code ec;
+            corows::error_code ec;
             const accept_decision none;
             co_await ws.accept(req, none, ec);
             BOOST_TEST(ec == err(error::bad_version));
@@ -300,14 +300,14 @@ BOOST_AUTO_TEST_CASE(server_choosing_an_unoffered_subprotocol_fails_both_ends) {
         corows::http_request req = co_await ws.read_request();
         accept_decision d;
         d.subprotocol = "never.offered";
-        std::error_code ec;
+        corows::error_code ec;
         co_await ws.accept(req, d, ec);
         BOOST_TEST(ec == err(error::handshake_failed));
         BOOST_TEST(!ws.is_open());
     });
     l.spawn("client", [&]() -> asio::awaitable<void> {
         tcp_ws ws = co_await l.connect_ws(client_opts);
-        std::error_code ec;
+        corows::error_code ec;
         const handshake_request none;
         co_await ws.handshake(l.host(), "/", none, ec);
         BOOST_TEST(ec == err(error::bad_status));

@@ -2,14 +2,9 @@
 // transport read, for the queue to drain, for the transport to close.
 #pragma once
 
-#include <corows/config.hpp>
+#include <corows/asio.hpp>
 #include <corows/detail/pump.hpp>
 #include <corows/error.hpp>
-
-#include <asio/awaitable.hpp>
-#include <asio/redirect_error.hpp>
-#include <asio/this_coro.hpp>
-#include <asio/use_awaitable.hpp>
 
 #include <memory>
 #include <stdexcept>
@@ -17,28 +12,28 @@
 
 namespace corows::detail {
 
-/// Throws std::system_error for a failure.
-inline void throw_if(std::error_code ec) {
-    if (ec) throw std::system_error(ec);
+/// Throws system_error for a failure.
+inline void throw_if(error_code ec) {
+    if (ec) throw system_error(ec);
 }
 
 /// Waits for the pump's notify(); operation_aborted only if this coroutine was cancelled.
 template <class Stream>
-asio::awaitable<std::error_code> wait(std::shared_ptr<pump<Stream>> s) {
-    std::error_code ec;
+asio::awaitable<error_code> wait(std::shared_ptr<pump<Stream>> s) {
+    error_code ec;
     s->add_waiter(1);
     co_await s->signal_timer().async_wait(asio::redirect_error(asio::use_awaitable, ec));
     s->add_waiter(-1);
     auto cs = co_await asio::this_coro::cancellation_state;
     if (cs.cancelled() != asio::cancellation_type::none) co_return asio::error::operation_aborted;
-    co_return std::error_code{};
+    co_return error_code{};
 }
 
 /// One transport read into the connection's receive buffer (the opening handshake reads
 /// its HTTP head this way); error::timeout if the handshake timer closed the transport.
 template <class Stream>
-asio::awaitable<std::error_code> read_some(std::shared_ptr<pump<Stream>> s) {
-    std::error_code ec;
+asio::awaitable<error_code> read_some(std::shared_ptr<pump<Stream>> s) {
+    error_code ec;
     if constexpr (pump<Stream>::waits_without_buffer) {
         for (;;) {
             if (!s->drained() && s->try_read(ec)) break;
@@ -58,27 +53,27 @@ asio::awaitable<std::error_code> read_some(std::shared_ptr<pump<Stream>> s) {
 
 /// Completes when everything queued so far has been written, or with the write error.
 template <class Stream>
-asio::awaitable<std::error_code> flush_queue(std::shared_ptr<pump<Stream>> s) {
+asio::awaitable<error_code> flush_queue(std::shared_ptr<pump<Stream>> s) {
     while ((s->writing() || s->conn.has_output()) && !s->conn.write_error() && !s->transport_closed) {
         s->kick(s);
-        std::error_code waited = co_await wait(s);
+        error_code waited = co_await wait(s);
         if (waited) co_return waited;
     }
     if (auto ec = s->conn.write_error()) co_return ec;
     if (s->transport_closed && s->queued() > 0) co_return error::closed;
-    co_return std::error_code{};
+    co_return error_code{};
 }
 
 /// Completes once the transport is closed: after the writer sent the last frame of a closed
 /// connection (it then closes the transport), or a timeout cut it short.
 template <class Stream>
-asio::awaitable<std::error_code> transport_gone(std::shared_ptr<pump<Stream>> s) {
+asio::awaitable<error_code> transport_gone(std::shared_ptr<pump<Stream>> s) {
     s->settle(s);
     while (!s->transport_closed) {
-        std::error_code waited = co_await wait(s);
+        error_code waited = co_await wait(s);
         if (waited) co_return waited;
     }
-    co_return std::error_code{};
+    co_return error_code{};
 }
 
 } // namespace corows::detail

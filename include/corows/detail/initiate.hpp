@@ -4,22 +4,7 @@
 // throws as an error_code.
 #pragma once
 
-#include <corows/config.hpp>
-
-#include <asio/associated_cancellation_slot.hpp>
-#include <asio/associated_executor.hpp>
-#include <asio/async_result.hpp>
-#include <asio/awaitable.hpp>
-#include <asio/bind_cancellation_slot.hpp>
-#include <asio/bind_executor.hpp>
-#include <asio/co_spawn.hpp>
-#include <asio/use_awaitable.hpp>
-
-#if __has_include(<asio/as_tuple.hpp>)
-#include <asio/as_tuple.hpp>
-#else
-#include <asio/experimental/as_tuple.hpp>
-#endif
+#include <corows/asio.hpp>
 
 #include <exception>
 #include <system_error>
@@ -32,11 +17,11 @@ namespace corows::detail {
 /// The completion signature of an operation whose coroutine returns T.
 template <class T>
 struct signature_of {
-    using type = void(std::error_code, T);
+    using type = void(error_code, T);
 };
 template <>
 struct signature_of<void> {
-    using type = void(std::error_code);
+    using type = void(error_code);
 };
 template <class T>
 using signature_of_t = typename signature_of<T>::type;
@@ -51,15 +36,15 @@ using default_token = asio::use_awaitable_t<>;
 /// An operation's result as the generic path reports it: the error, then the value.
 template <class T>
 struct outcome {
-    std::error_code ec;
+    error_code ec;
     T value{};
 };
 template <>
 struct outcome<void> {
-    std::error_code ec;
+    error_code ec;
 };
 
-/// Runs `op` and catches the std::system_error it throws into an outcome. Other exceptions
+/// Runs `op` and catches the system_error it throws into an outcome. Other exceptions
 /// (std::bad_alloc) propagate, as they would out of a completion handler.
 template <class T>
 asio::awaitable<outcome<T>> catch_error(asio::awaitable<T> op) {
@@ -67,37 +52,33 @@ asio::awaitable<outcome<T>> catch_error(asio::awaitable<T> op) {
     try {
         if constexpr (std::is_void_v<T>) co_await std::move(op);
         else r.value = co_await std::move(op);
-    } catch (const std::system_error& e) {
+    } catch (const system_error& e) {
         r.ec = e.code();
     }
     co_return r;
 }
 
-/// as_tuple(use_awaitable): Asio 1.24 made it standard, 1.22 has it as experimental.
-#if __has_include(<asio/as_tuple.hpp>)
-using tuple_token = asio::as_tuple_t<default_token>;
-#else
-using tuple_token = asio::experimental::as_tuple_t<default_token>;
-#endif
+/// as_tuple(use_awaitable)'s type.
+using tuple_token = as_tuple_t<default_token>;
 
 /// Awaits `op` and gives its error and value as a tuple, as as_tuple(use_awaitable) does.
 template <class T>
-asio::awaitable<std::tuple<std::error_code, T>> tuple_of(asio::awaitable<T> op) {
+asio::awaitable<std::tuple<error_code, T>> tuple_of(asio::awaitable<T> op) {
     try {
-        co_return std::tuple<std::error_code, T>(std::error_code{}, co_await std::move(op));
-    } catch (const std::system_error& e) {
-        co_return std::tuple<std::error_code, T>(e.code(), T{});
+        co_return std::tuple<error_code, T>(error_code{}, co_await std::move(op));
+    } catch (const system_error& e) {
+        co_return std::tuple<error_code, T>(e.code(), T{});
     }
 }
 
 /// tuple_of() for an operation without a value.
-inline asio::awaitable<std::tuple<std::error_code>> tuple_of(asio::awaitable<void> op) {
+inline asio::awaitable<std::tuple<error_code>> tuple_of(asio::awaitable<void> op) {
     try {
         co_await std::move(op);
-    } catch (const std::system_error& e) {
-        co_return std::tuple<std::error_code>(e.code());
+    } catch (const system_error& e) {
+        co_return std::tuple<error_code>(e.code());
     }
-    co_return std::tuple<std::error_code>(std::error_code{});
+    co_return std::tuple<error_code>(error_code{});
 }
 
 /// Starts the coroutine that `make()` returns for `token`: use_awaitable gets that coroutine
@@ -132,6 +113,3 @@ auto launch(const Executor& ex, Token&& token, Make make) {
 }
 
 } // namespace corows::detail
-
-/// A template parameter that is a completion token for `sig` (a concept where Asio has them).
-#define COROWS_TOKEN_FOR(sig) ASIO_COMPLETION_TOKEN_FOR(sig)

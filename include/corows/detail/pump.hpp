@@ -4,21 +4,11 @@
 // reads, writes, waits and wakes.
 #pragma once
 
-#include <corows/config.hpp>
+#include <corows/asio.hpp>
 #include <corows/detail/buffer_pool.hpp>
 #include <corows/message.hpp>
 #include <corows/options.hpp>
 #include <corows/protocol/connection.hpp>
-
-#include <asio/associated_cancellation_slot.hpp>
-#include <asio/bind_allocator.hpp>
-#include <asio/buffer.hpp>
-#include <asio/error.hpp>
-#include <asio/ip/tcp.hpp>
-#include <asio/post.hpp>
-#include <asio/socket_base.hpp>
-#include <asio/steady_timer.hpp>
-#include <asio/write.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -35,7 +25,7 @@ namespace corows::detail {
 /// Closes the transport under `s` at once, whatever its layers.
 template <class Stream>
 void close_transport(Stream& s) noexcept {
-    std::error_code ignored;
+    error_code ignored;
     auto& sock = s.lowest_layer();
     if constexpr (requires { sock.shutdown(asio::socket_base::shutdown_both, ignored); })
         sock.shutdown(asio::socket_base::shutdown_both, ignored);
@@ -77,8 +67,8 @@ public:
 
     /// A plain TCP socket can be waited on without a buffer (an Asio SSL stream cannot: it may
     /// hold decrypted bytes the socket no longer shows), and written without a handler.
-    static constexpr bool waits_without_buffer = requires(Stream& st, std::error_code& ec) {
-        st.async_wait(asio::socket_base::wait_read, [](std::error_code) {});
+    static constexpr bool waits_without_buffer = requires(Stream& st, error_code& ec) {
+        st.async_wait(asio::socket_base::wait_read, [](error_code) {});
         st.non_blocking(true, ec);
         st.read_some(asio::mutable_buffer{}, ec);
     };
@@ -151,7 +141,7 @@ public:
                     conn.release_idle_buffers(&m, false);
                     return pump_step::readable;
                 }
-                std::error_code ec;
+                error_code ec;
                 if (try_read(ec) && ec) read_failed();
             } else {
                 write_soon(self);
@@ -171,7 +161,7 @@ public:
 
     /// After an async_read_some into conn.receive_space() completed with `n` bytes and `ec`;
     /// false if the caller's read was cancelled (the connection is as it was).
-    bool received(std::size_t n, std::error_code ec) {
+    bool received(std::size_t n, error_code ec) {
         conn.received(n, clock::now());
         conn.begin_turn();
         if (ec == asio::error::operation_aborted && !transport_closed) return false;
@@ -189,7 +179,7 @@ public:
     /// The socket read primitive of every reader: one non-blocking read into the connection.
     /// True if it read bytes, or failed (`ec` set: the transport is gone); false if the
     /// socket had nothing (drained() is then true until readable()).
-    bool try_read(std::error_code& ec) requires waits_without_buffer {
+    bool try_read(error_code& ec) requires waits_without_buffer {
         if (!nonblocking_) {
             stream.non_blocking(true, ec);
             if (ec) return true;
@@ -215,12 +205,12 @@ public:
 
     /// What a reader reports once the connection ended: the first time, why it ended (a
     /// violation, a timeout, error::closed); afterwards error::closed or error::timeout.
-    std::error_code end_report() noexcept {
+    error_code end_report() noexcept {
         if (!end_reported) {
             end_reported = true;
             if (auto ec = conn.error()) return ec;
         }
-        return conn.timed_out() ? make_error_code(error::timeout) : make_error_code(error::closed);
+        return make_error_code(conn.timed_out() ? error::timeout : error::closed);
     }
 
     // ------------------------------------------------------------------ the writer
@@ -256,7 +246,7 @@ public:
         conn.begin_direct();
     }
     /// The direct write is over (`ec` its outcome): the background writer may go on.
-    void end_direct(const std::shared_ptr<pump>& self, std::error_code ec) {
+    void end_direct(const std::shared_ptr<pump>& self, error_code ec) {
         writing_ = false;
         conn.end_direct();
         if (ec) {
@@ -269,9 +259,9 @@ public:
     }
 
     /// A transport write failed with `ec`: what the caller sees (why we closed it, if we did).
-    std::error_code closed_by_us(std::error_code ec) const noexcept {
+    error_code closed_by_us(error_code ec) const noexcept {
         if (!transport_closed) return ec;
-        return conn.timed_out() ? make_error_code(error::timeout) : make_error_code(error::closed);
+        return make_error_code(conn.timed_out() ? error::timeout : error::closed);
     }
 
     // ------------------------------------------------------------------ waiting and waking
@@ -282,9 +272,9 @@ public:
     void wait_signal(Handler&& handler) {
         ++waiters_;
         timer(signal_).async_wait(
-            [this, h = std::forward<Handler>(handler)](std::error_code) mutable {
+            [this, h = std::forward<Handler>(handler)](error_code) mutable {
                 --waiters_;
-                std::move(h)(std::error_code{});
+                std::move(h)(error_code{});
             });
     }
     /// The timer behind wait_signal(), for waits that need its cancellation.
@@ -333,7 +323,7 @@ public:
         auto& t = timer(deadline_);
         t.expires_at(at);
         t.async_wait(asio::bind_allocator(exact_allocator<void>{},
-                                          [w = std::weak_ptr<pump>(self)](std::error_code ec) {
+                                          [w = std::weak_ptr<pump>(self)](error_code ec) {
                                               if (ec) return;
                                               if (auto s = w.lock()) s->deadline_reached(s);
                                           }));
@@ -389,7 +379,7 @@ private:
             write_pending(self); // nothing was queued meanwhile: this ends the turn
             return;
         }
-        auto done = [self](std::error_code ec, std::size_t) {
+        auto done = [self](error_code ec, std::size_t) {
             if (ec) {
                 self->conn.write_failed(self->closed_by_us(ec));
                 self->writing_ = false;
@@ -426,7 +416,7 @@ private:
             return false;
         } else {
             if (!q.shared.empty()) return false; // broadcast frames: a gather write
-            std::error_code ec;
+            error_code ec;
             if (!nonblocking_) {
                 stream.non_blocking(true, ec);
                 if (ec) return false;

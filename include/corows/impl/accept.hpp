@@ -2,19 +2,12 @@
 // request, validate it, answer 101 or refuse.
 #pragma once
 
-#include <corows/config.hpp>
+#include <corows/asio.hpp>
 #include <corows/detail/awaiting.hpp>
 #include <corows/detail/initiate.hpp>
 #include <corows/detail/pump.hpp>
 #include <corows/protocol/handshake.hpp>
 #include <corows/protocol/http.hpp>
-
-#include <asio/awaitable.hpp>
-#include <asio/buffer.hpp>
-#include <asio/ip/tcp.hpp>
-#include <asio/redirect_error.hpp>
-#include <asio/use_awaitable.hpp>
-#include <asio/write.hpp>
 
 #include <memory>
 #include <optional>
@@ -27,7 +20,7 @@ namespace detail {
 
 /// Feeds received bytes to `parser` until it has a whole head; reads as needed.
 template <class Stream, class Parser>
-asio::awaitable<std::error_code> read_head(std::shared_ptr<pump<Stream>> s, Parser& parser) {
+asio::awaitable<error_code> read_head(std::shared_ptr<pump<Stream>> s, Parser& parser) {
     for (;;) {
         auto buffered = s->conn.buffered();
         if (!buffered.empty()) {
@@ -35,9 +28,9 @@ asio::awaitable<std::error_code> read_head(std::shared_ptr<pump<Stream>> s, Pars
             // Bytes of a head that failed stay buffered: the client handshake looks at them.
             if (r.status == http_parse_status::failed) co_return r.error;
             s->conn.consume(r.consumed);
-            if (r.status == http_parse_status::complete) co_return std::error_code{};
+            if (r.status == http_parse_status::complete) co_return error_code{};
         }
-        if (std::error_code ec = co_await read_some(s)) co_return ec;
+        if (error_code ec = co_await read_some(s)) co_return ec;
     }
 }
 
@@ -51,7 +44,7 @@ void handshake_phase(const std::shared_ptr<pump<Stream>>& s) {
 /// Writes an HTTP answer that ends the connection (a refusal), then closes the transport.
 template <class Stream>
 asio::awaitable<void> write_and_close(std::shared_ptr<pump<Stream>> s, std::string text) {
-    std::error_code ec;
+    error_code ec;
     handshake_phase(s);
     co_await asio::async_write(s->stream, asio::buffer(text), asio::redirect_error(asio::use_awaitable, ec));
     s->close_transport_now();
@@ -65,7 +58,7 @@ void opened(const std::shared_ptr<pump<Stream>>& s, role r, std::string subproto
     if (s->conn.settings().tcp_nodelay) {
         auto& sock = s->stream.lowest_layer();
         if constexpr (requires { sock.set_option(asio::ip::tcp::no_delay(true)); }) {
-            std::error_code ignored;
+            error_code ignored;
             sock.set_option(asio::ip::tcp::no_delay(true), ignored);
         }
     }
@@ -83,7 +76,7 @@ inline std::string choose_subprotocol(const options& o, const upgrade_request& u
 /// Answers a valid upgrade request with 101 (negotiating the subprotocol and
 /// permessage-deflate), or refuses a bad accept decision with 500.
 template <class Stream>
-asio::awaitable<std::error_code> accept_upgrade(std::shared_ptr<pump<Stream>> s, const upgrade_request& up,
+asio::awaitable<error_code> accept_upgrade(std::shared_ptr<pump<Stream>> s, const upgrade_request& up,
                                                 const accept_decision& d) {
     s->conn.use_settings(d.settings);
     const options& o = s->conn.settings();
@@ -104,20 +97,20 @@ asio::awaitable<std::error_code> accept_upgrade(std::shared_ptr<pump<Stream>> s,
         co_return error::handshake_failed;
     }
     handshake_phase(s);
-    std::error_code ec;
+    error_code ec;
     co_await asio::async_write(s->stream, asio::buffer(response), asio::redirect_error(asio::use_awaitable, ec));
     if (ec) {
         bool timed_out = s->conn.timed_out();
         s->close_transport_now();
-        co_return timed_out ? make_error_code(error::timeout) : ec;
+        co_return timed_out ? error_code(make_error_code(error::timeout)) : ec;
     }
     opened(s, role::server, std::move(sub), params);
-    co_return std::error_code{};
+    co_return error_code{};
 }
 
 /// Validates `req` and accepts it, or refuses it with the RFC's status.
 template <class Stream>
-asio::awaitable<std::error_code> accept_request(std::shared_ptr<pump<Stream>> s, const http_request& req,
+asio::awaitable<error_code> accept_request(std::shared_ptr<pump<Stream>> s, const http_request& req,
                                                 const accept_decision& d) {
     upgrade_request up;
     if (auto ec = validate_upgrade_request(req, up)) {
@@ -128,12 +121,31 @@ asio::awaitable<std::error_code> accept_request(std::shared_ptr<pump<Stream>> s,
     co_return co_await accept_upgrade(s, up, d);
 }
 
-/// accept(): read the request, then accept_request().
+/// Answers a valid upgrade request `up` (of `req`) as `decide` says.
 template <class Stream>
-asio::awaitable<std::error_code> accept(std::shared_ptr<pump<Stream>> s) {
+asio::awaitable<error_code> accept_decided(std::shared_ptr<pump<Stream>> s, const http_request& req,
+                                           const upgrade_request& up, const upgrade_decider& decide) {
+    std::exception_ptr failure;
+    upgrade_answer answer;
+    try {
+        answer = decide(req);
+    } catch (...) {
+        failure = std::current_exception();
+        answer = upgrade_answer::refuse(500);
+    }
+    if (!answer.refused()) co_return co_await accept_upgrade(s, up, answer.decision());
+    co_await write_and_close(s, build_refusal_response(answer.status(), answer.body(), {}));
+    if (failure) std::rethrow_exception(failure);
+    co_return error::handshake_failed;
+}
+
+/// accept(): read the request, then accept_request() (or, with `decide`, validate it and
+/// accept_decided()).
+template <class Stream>
+asio::awaitable<error_code> accept(std::shared_ptr<pump<Stream>> s, const upgrade_decider* decide = nullptr) {
     http_request_parser parser(s->conn.settings().http);
     handshake_phase(s);
-    std::error_code ec = co_await read_head(s, parser);
+    error_code ec = co_await read_head(s, parser);
     if (ec) {
         if (parser.status() == http_parse_status::failed) {
             std::string refusal = build_refusal_response(ec);
@@ -142,12 +154,23 @@ asio::awaitable<std::error_code> accept(std::shared_ptr<pump<Stream>> s) {
         s->close_transport_now();
         co_return ec;
     }
-    co_return co_await accept_request(s, parser.get(), accept_decision{});
+    if (!decide) co_return co_await accept_request(s, parser.get(), accept_decision{});
+    upgrade_request up;
+    if (auto invalid = validate_upgrade_request(parser.get(), up)) {
+        co_await write_and_close(s, build_refusal_response(invalid));
+        co_return invalid;
+    }
+    co_return co_await accept_decided(s, parser.get(), up, *decide);
 }
 
 template <class Stream>
 asio::awaitable<void> accept_or_throw(std::shared_ptr<pump<Stream>> s) {
     throw_if(co_await accept(std::move(s)));
+}
+
+template <class Stream>
+asio::awaitable<void> accept_or_throw(std::shared_ptr<pump<Stream>> s, upgrade_decider decide) {
+    throw_if(co_await accept(std::move(s), &decide));
 }
 
 template <class Stream>
@@ -157,10 +180,10 @@ asio::awaitable<void> accept_or_throw(std::shared_ptr<pump<Stream>> s, http_requ
 
 /// read_request(): one request head; the handshake timer pauses once it is read.
 template <class Stream>
-asio::awaitable<http_request> read_request(std::shared_ptr<pump<Stream>> s, std::error_code* report) {
+asio::awaitable<http_request> read_request(std::shared_ptr<pump<Stream>> s, error_code* report) {
     http_request_parser parser(s->conn.settings().http);
     handshake_phase(s);
-    std::error_code ec = co_await read_head(s, parser);
+    error_code ec = co_await read_head(s, parser);
     // The application decides now (routing, authentication): its time is its own.
     s->conn.pause_handshake();
     s->arm_timer(s);
@@ -177,31 +200,45 @@ asio::awaitable<void> refuse(std::shared_ptr<pump<Stream>> s, std::string text) 
 } // namespace detail
 
 template <class Stream>
-template <COROWS_TOKEN_FOR(void(std::error_code)) Token>
+template <COROWS_TOKEN_FOR(void(error_code)) Token>
 auto websocket<Stream>::accept(Token&& token) {
     return detail::launch(get_executor(), std::forward<Token>(token),
                           [s = s_]() mutable { return detail::accept_or_throw(std::move(s)); });
 }
 
 template <class Stream>
-asio::awaitable<void> websocket<Stream>::accept(std::error_code& ec) {
+asio::awaitable<void> websocket<Stream>::accept(error_code& ec) {
     ec = co_await detail::accept(s_);
 }
 
 template <class Stream>
-template <COROWS_TOKEN_FOR(void(std::error_code, http_request)) Token>
+template <COROWS_TOKEN_FOR(void(error_code)) Token>
+auto websocket<Stream>::accept(upgrade_decider decide, Token&& token) {
+    return detail::launch(get_executor(), std::forward<Token>(token),
+                          [s = s_, decide = std::move(decide)]() mutable {
+                              return detail::accept_or_throw(std::move(s), std::move(decide));
+                          });
+}
+
+template <class Stream>
+asio::awaitable<void> websocket<Stream>::accept(const upgrade_decider& decide, error_code& ec) {
+    ec = co_await detail::accept(s_, &decide);
+}
+
+template <class Stream>
+template <COROWS_TOKEN_FOR(void(error_code, http_request)) Token>
 auto websocket<Stream>::read_request(Token&& token) {
     return detail::launch(get_executor(), std::forward<Token>(token),
                           [s = s_]() mutable { return detail::read_request(std::move(s), nullptr); });
 }
 
 template <class Stream>
-asio::awaitable<http_request> websocket<Stream>::read_request(std::error_code& ec) {
+asio::awaitable<http_request> websocket<Stream>::read_request(error_code& ec) {
     return detail::read_request(s_, &ec);
 }
 
 template <class Stream>
-template <COROWS_TOKEN_FOR(void(std::error_code)) Token>
+template <COROWS_TOKEN_FOR(void(error_code)) Token>
 auto websocket<Stream>::accept(http_request req, accept_decision d, Token&& token) {
     return detail::launch(get_executor(), std::forward<Token>(token),
                           [s = s_, req = std::move(req), d = std::move(d)]() mutable {
@@ -210,25 +247,25 @@ auto websocket<Stream>::accept(http_request req, accept_decision d, Token&& toke
 }
 
 template <class Stream>
-template <COROWS_TOKEN_FOR(void(std::error_code)) Token>
+template <COROWS_TOKEN_FOR(void(error_code)) Token>
 auto websocket<Stream>::accept(http_request req, Token&& token) {
     return accept(std::move(req), accept_decision(), std::forward<Token>(token));
 }
 
 template <class Stream>
 asio::awaitable<void> websocket<Stream>::accept(const http_request& req, const accept_decision& d,
-                                                std::error_code& ec) {
+                                                error_code& ec) {
     ec = co_await detail::accept_request(s_, req, d);
 }
 
 template <class Stream>
 asio::awaitable<void> websocket<Stream>::accept(const upgrade_request& up, const accept_decision& d,
-                                                std::error_code& ec) {
+                                                error_code& ec) {
     ec = co_await detail::accept_upgrade(s_, up, d);
 }
 
 template <class Stream>
-template <COROWS_TOKEN_FOR(void(std::error_code)) Token>
+template <COROWS_TOKEN_FOR(void(error_code)) Token>
 auto websocket<Stream>::refuse(unsigned status, std::string_view body, std::span<const http_field> extra_fields,
                                Token&& token) {
     return detail::launch(get_executor(), std::forward<Token>(token),

@@ -2,15 +2,11 @@
 // read pump (the connection decides what is sent and when it is over).
 #pragma once
 
-#include <corows/config.hpp>
+#include <corows/asio.hpp>
 #include <corows/detail/awaiting.hpp>
 #include <corows/detail/initiate.hpp>
 #include <corows/detail/pump.hpp>
 #include <corows/impl/read.hpp>
-
-#include <asio/awaitable.hpp>
-#include <asio/co_spawn.hpp>
-#include <asio/detached.hpp>
 
 #include <memory>
 #include <string_view>
@@ -22,8 +18,8 @@ namespace detail {
 /// Starts the close handshake if it has not started: queues our close frame and arms the
 /// close timeout.
 template <class Stream>
-std::error_code begin_close(const std::shared_ptr<pump<Stream>>& s, std::uint16_t code, std::string_view reason) {
-    std::error_code ec = s->conn.start_close(code, reason, connection::clock::now());
+error_code begin_close(const std::shared_ptr<pump<Stream>>& s, std::uint16_t code, std::string_view reason) {
+    error_code ec = s->conn.start_close(code, reason, connection::clock::now());
     if (!ec) {
         s->settle(s);
         s->kick(s);
@@ -34,37 +30,37 @@ std::error_code begin_close(const std::shared_ptr<pump<Stream>>& s, std::uint16_
 /// close(): our close frame, then whatever reads the peer's answer (a pending read_message,
 /// event mode, or this coroutine itself), until the transport is closed.
 template <class Stream>
-asio::awaitable<std::error_code> close(std::shared_ptr<pump<Stream>> s, std::uint16_t code, std::string_view reason) {
+asio::awaitable<error_code> close(std::shared_ptr<pump<Stream>> s, std::uint16_t code, std::string_view reason) {
     if (code != 0 && !is_sendable_close_code(code)) co_return error::bad_close_code;
     auto state = s->conn.state();
     if (s->transport_closed || state == connection_state::connecting || state == connection_state::closed)
-        co_return s->conn.close_sent() ? std::error_code{} : make_error_code(error::closed);
+        co_return s->conn.close_sent() ? error_code{} : error_code(make_error_code(error::closed));
     if (s->conn.close_sent()) {
         // Someone else is closing: wait for the transport to go.
         while (!s->transport_closed) {
-            std::error_code waited = co_await wait(s);
+            error_code waited = co_await wait(s);
             if (waited) co_return waited;
         }
-        co_return std::error_code{};
+        co_return error_code{};
     }
     begin_close(s, code, reason);
     co_await flush_queue(s);
     if (s->reading) {
         // The pending reader sees the peer's close and finishes the handshake.
         while (!s->transport_closed) {
-            std::error_code waited = co_await wait(s);
+            error_code waited = co_await wait(s);
             if (waited) co_return waited;
         }
     } else {
         // Read (and drop) what arrives until the peer's close, or the close timeout.
         message scratch;
-        std::error_code ec;
+        error_code ec;
         while (co_await read_loop(s, scratch, &ec)) {
         }
     }
     s->close_transport_now();
     // The close timeout cut the handshake short: close_code() says 1006; close() is done.
-    co_return std::error_code{};
+    co_return error_code{};
 }
 
 } // namespace detail
@@ -79,7 +75,7 @@ asio::awaitable<void> close_or_throw(std::shared_ptr<pump<Stream>> s, std::uint1
 } // namespace detail
 
 template <class Stream>
-template <COROWS_TOKEN_FOR(void(std::error_code)) Token>
+template <COROWS_TOKEN_FOR(void(error_code)) Token>
 auto websocket<Stream>::close(std::uint16_t code, std::string_view reason, Token&& token) {
     return detail::launch(get_executor(), std::forward<Token>(token),
                           [s = s_, code, reason = std::string(reason)]() mutable {
@@ -88,7 +84,7 @@ auto websocket<Stream>::close(std::uint16_t code, std::string_view reason, Token
 }
 
 template <class Stream>
-asio::awaitable<void> websocket<Stream>::close(std::uint16_t code, std::string_view reason, std::error_code& ec) {
+asio::awaitable<void> websocket<Stream>::close(std::uint16_t code, std::string_view reason, error_code& ec) {
     ec = co_await detail::close(s_, code, reason);
 }
 
@@ -112,7 +108,7 @@ void websocket<Stream>::let_go() noexcept {
 }
 
 template <class Stream>
-std::error_code websocket<Stream>::start_close(std::uint16_t code, std::string_view reason) {
+error_code websocket<Stream>::start_close(std::uint16_t code, std::string_view reason) {
     if (code != 0 && !is_sendable_close_code(code)) return error::bad_close_code;
     if (s_->transport_closed) return {};
     return detail::begin_close(s_, code, reason);

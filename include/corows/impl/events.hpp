@@ -2,13 +2,8 @@
 // idle connection holds its state and one pending socket operation, no coroutine frame.
 #pragma once
 
-#include <corows/config.hpp>
+#include <corows/asio.hpp>
 #include <corows/detail/pump.hpp>
-
-#include <asio/bind_allocator.hpp>
-#include <asio/buffer.hpp>
-#include <asio/post.hpp>
-#include <asio/socket_base.hpp>
 
 #include <exception>
 #include <memory>
@@ -62,7 +57,7 @@ struct event_driver {
                 if constexpr (pump<Stream>::waits_without_buffer) {
                     s->stream.async_wait(asio::socket_base::wait_read,
                                          asio::bind_allocator(exact_allocator<void>{},
-                                                              [d = std::move(d)](std::error_code ec) mutable {
+                                                              [d = std::move(d)](error_code ec) mutable {
                                                                   auto& p = *d.ws->s_;
                                                                   // Even a cancelled wait ends event mode:
                                                                   // nobody would restart it.
@@ -75,7 +70,7 @@ struct event_driver {
             case pump_step::read: {
                 auto space = s->conn.receive_space();
                 s->stream.async_read_some(asio::buffer(space.data(), space.size()),
-                                          [d = std::move(d)](std::error_code ec, std::size_t n) mutable {
+                                          [d = std::move(d)](error_code ec, std::size_t n) mutable {
                                               auto& p = *d.ws->s_;
                                               if (!p.received(n, ec)) p.read_failed();
                                               step(std::move(d));
@@ -83,7 +78,7 @@ struct event_driver {
                 return;
             }
             case pump_step::room:
-                s->wait_signal([d = std::move(d)](std::error_code) mutable {
+                s->wait_signal([d = std::move(d)](error_code) mutable {
                     d.ws->s_->resume();
                     step(std::move(d));
                 });
@@ -97,7 +92,7 @@ struct event_driver {
             case pump_step::ended:
                 if (!s->transport_closed) {
                     // The writer sends the last frames, then closes the transport.
-                    s->wait_signal([d = std::move(d)](std::error_code) mutable { step(std::move(d)); });
+                    s->wait_signal([d = std::move(d)](error_code) mutable { step(std::move(d)); });
                     return;
                 }
                 s->reading = false;

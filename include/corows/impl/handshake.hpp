@@ -2,7 +2,7 @@
 // request, check the answer, negotiate the subprotocol and permessage-deflate.
 #pragma once
 
-#include <corows/config.hpp>
+#include <corows/asio.hpp>
 #include <corows/detail/awaiting.hpp>
 #include <corows/detail/initiate.hpp>
 #include <corows/detail/pump.hpp>
@@ -10,13 +10,6 @@
 #include <corows/protocol/handshake.hpp>
 #include <corows/protocol/http.hpp>
 #include <corows/protocol/permessage_deflate.hpp>
-
-#include <asio/awaitable.hpp>
-#include <asio/error.hpp>
-#include <asio/buffer.hpp>
-#include <asio/redirect_error.hpp>
-#include <asio/use_awaitable.hpp>
-#include <asio/write.hpp>
 
 #include <algorithm>
 #include <memory>
@@ -58,7 +51,7 @@ asio::awaitable<void> read_refusal_body(std::shared_ptr<pump<Stream>> s, http_re
 }
 
 template <class Stream>
-asio::awaitable<std::error_code> handshake(std::shared_ptr<pump<Stream>> s, const std::string& host,
+asio::awaitable<error_code> handshake(std::shared_ptr<pump<Stream>> s, const std::string& host,
                                            const std::string& target, const handshake_request& extra,
                                            http_response* answer) {
     const options& opts = s->conn.settings();
@@ -79,7 +72,7 @@ asio::awaitable<std::error_code> handshake(std::shared_ptr<pump<Stream>> s, cons
         co_return error::handshake_failed;
     }
     handshake_phase(s);
-    std::error_code ec;
+    error_code ec;
     co_await asio::async_write(s->stream, asio::buffer(request), asio::redirect_error(asio::use_awaitable, ec));
     http_response_parser parser(opts.http);
     if (!ec) {
@@ -109,10 +102,10 @@ asio::awaitable<std::error_code> handshake(std::shared_ptr<pump<Stream>> s, cons
     if (ec) {
         bool timed_out = s->conn.timed_out();
         s->close_transport_now();
-        co_return timed_out ? make_error_code(error::timeout) : ec;
+        co_return timed_out ? error_code(make_error_code(error::timeout)) : ec;
     }
     opened(s, role::client, std::move(ur.subprotocol), params);
-    co_return std::error_code{};
+    co_return error_code{};
 }
 
 template <class Stream>
@@ -124,8 +117,8 @@ asio::awaitable<void> handshake_or_throw(std::shared_ptr<pump<Stream>> s, std::s
 template <class Stream>
 asio::awaitable<void> handshake_with_answer(std::shared_ptr<pump<Stream>> s, std::string host, std::string target,
                                             std::shared_ptr<handshake_request> extra, http_response* res,
-                                            std::error_code* ec) {
-    std::error_code failure = co_await handshake(s, host, target, *extra, res);
+                                            error_code* ec) {
+    error_code failure = co_await handshake(s, host, target, *extra, res);
     if (ec) *ec = failure;
     else if (failure == error::bad_status) throw handshake_error(*res);
     else throw_if(failure);
@@ -134,7 +127,7 @@ asio::awaitable<void> handshake_with_answer(std::shared_ptr<pump<Stream>> s, std
 } // namespace detail
 
 template <class Stream>
-template <COROWS_TOKEN_FOR(void(std::error_code)) Token>
+template <COROWS_TOKEN_FOR(void(error_code)) Token>
 auto websocket<Stream>::handshake(std::string host, std::string target, handshake_request extra, Token&& token) {
     return detail::launch(get_executor(), std::forward<Token>(token),
                           [s = s_, host = std::move(host), target = std::move(target), extra = std::move(extra)]() mutable {
@@ -144,25 +137,25 @@ auto websocket<Stream>::handshake(std::string host, std::string target, handshak
 }
 
 template <class Stream>
-template <COROWS_TOKEN_FOR(void(std::error_code)) Token>
+template <COROWS_TOKEN_FOR(void(error_code)) Token>
 auto websocket<Stream>::handshake(std::string host, std::string target, Token&& token) {
     return handshake(std::move(host), std::move(target), handshake_request(), std::forward<Token>(token));
 }
 
 template <class Stream>
-template <COROWS_TOKEN_FOR(void(std::error_code)) Token>
+template <COROWS_TOKEN_FOR(void(error_code)) Token>
 auto websocket<Stream>::handshake(std::string host, Token&& token) {
     return handshake(std::move(host), "/", handshake_request(), std::forward<Token>(token));
 }
 
 template <class Stream>
 asio::awaitable<void> websocket<Stream>::handshake(std::string host, std::string target,
-                                                   const handshake_request& extra, std::error_code& ec) {
+                                                   const handshake_request& extra, error_code& ec) {
     ec = co_await detail::handshake(s_, host, target, extra, nullptr);
 }
 
 template <class Stream>
-template <COROWS_TOKEN_FOR(void(std::error_code)) Token>
+template <COROWS_TOKEN_FOR(void(error_code)) Token>
 auto websocket<Stream>::handshake(std::string host, std::string target, handshake_request extra, http_response& res,
                                   Token&& token) {
     return detail::launch(get_executor(), std::forward<Token>(token),
@@ -176,7 +169,7 @@ auto websocket<Stream>::handshake(std::string host, std::string target, handshak
 template <class Stream>
 asio::awaitable<void> websocket<Stream>::handshake(std::string host, std::string target,
                                                    const handshake_request& extra, http_response& res,
-                                                   std::error_code& ec) {
+                                                   error_code& ec) {
     return detail::handshake_with_answer(s_, std::move(host), std::move(target),
                                          std::make_shared<handshake_request>(extra), &res, &ec);
 }

@@ -9,12 +9,7 @@
 #include <corows/impl/accept.hpp>
 #include <corows/protocol/http.hpp>
 
-#include <asio/awaitable.hpp>
-#include <asio/buffer.hpp>
-#include <asio/error.hpp>
-#include <asio/redirect_error.hpp>
-#include <asio/use_awaitable.hpp>
-#include <asio/write.hpp>
+#include <corows/asio.hpp>
 
 #include <algorithm>
 #include <cstddef>
@@ -35,7 +30,7 @@ struct body_plan {
 };
 
 /// How read_body() is to read the body of `req`, or why it refuses to.
-inline std::error_code plan_body(const http_request& req, std::size_t limit, body_plan& plan) {
+inline error_code plan_body(const http_request& req, std::size_t limit, body_plan& plan) {
     http_body_framing f;
     if (auto ec = body_framing(req.fields, f)) return ec;
     if (f.transfer_encoding) {
@@ -55,14 +50,14 @@ inline std::error_code plan_body(const http_request& req, std::size_t limit, bod
 /// request. A failure closes the transport: the request's end is lost, so no next request
 /// can be found.
 template <class Stream>
-asio::awaitable<std::error_code> read_body(std::shared_ptr<pump<Stream>> s, body_plan plan, bool send_continue,
+asio::awaitable<error_code> read_body(std::shared_ptr<pump<Stream>> s, body_plan plan, bool send_continue,
                                            std::string* out) {
     out->clear();
     if (!plan.chunked) out->reserve(plan.length);
     const std::size_t limit = s->conn.settings().http.max_body_size;
     http_chunked_decoder chunks(limit);
     handshake_phase(s);
-    std::error_code ec;
+    error_code ec;
     if (send_continue && (plan.chunked || s->conn.buffered().size() < plan.length)) {
         // RFC 9110 §10.1.1: a client that sent Expect: 100-continue may wait for this.
         static constexpr std::string_view go_on = "HTTP/1.1 100 Continue\r\n\r\n";
@@ -95,7 +90,7 @@ asio::awaitable<std::error_code> read_body(std::shared_ptr<pump<Stream>> s, body
     }
     s->conn.pause_handshake();
     s->arm_timer(s);
-    co_return std::error_code{};
+    co_return error_code{};
 }
 
 template <class Stream>
@@ -107,14 +102,14 @@ asio::awaitable<std::string> read_body_or_throw(std::shared_ptr<pump<Stream>> s,
 
 template <class Stream>
 asio::awaitable<std::string> read_body_into_ec(std::shared_ptr<pump<Stream>> s, body_plan plan, bool send_continue,
-                                               std::error_code* ec) {
+                                               error_code* ec) {
     std::string body;
     *ec = co_await read_body(s, plan, send_continue, &body);
     co_return body;
 }
 
 template <class Stream>
-asio::awaitable<std::string> body_refused(std::error_code failure, std::error_code* ec) {
+asio::awaitable<std::string> body_refused(error_code failure, error_code* ec) {
     if (!ec) throw_if(failure);
     *ec = failure;
     co_return std::string{};
@@ -122,13 +117,13 @@ asio::awaitable<std::string> body_refused(std::error_code failure, std::error_co
 
 /// Writes a response prepared in wire form; closes the transport afterwards if `close`.
 template <class Stream>
-asio::awaitable<std::error_code> write_response(std::shared_ptr<pump<Stream>> s, std::string text, bool close) {
+asio::awaitable<error_code> write_response(std::shared_ptr<pump<Stream>> s, std::string text, bool close) {
     // Once open, the background writer owns the stream: bytes written beside it would land in
     // the middle of its frames.
     if (s->conn.state() != connection_state::connecting || s->transport_closed)
         co_return make_error_code(asio::error::operation_not_supported);
     handshake_phase(s);
-    std::error_code ec;
+    error_code ec;
     co_await asio::async_write(s->stream, asio::buffer(text), asio::redirect_error(asio::use_awaitable, ec));
     if (ec || close) {
         if (ec && s->conn.timed_out()) ec = error::timeout;
@@ -137,7 +132,7 @@ asio::awaitable<std::error_code> write_response(std::shared_ptr<pump<Stream>> s,
     }
     s->conn.pause_handshake();
     s->arm_timer(s);
-    co_return std::error_code{};
+    co_return error_code{};
 }
 
 template <class Stream>
@@ -147,7 +142,7 @@ asio::awaitable<void> write_response_or_throw(std::shared_ptr<pump<Stream>> s, s
 
 template <class Stream>
 asio::awaitable<void> write_response_into_ec(std::shared_ptr<pump<Stream>> s, std::string text, bool close,
-                                             std::error_code* ec) {
+                                             error_code* ec) {
     *ec = co_await write_response(s, std::move(text), close);
 }
 
@@ -155,7 +150,7 @@ asio::awaitable<void> write_response_into_ec(std::shared_ptr<pump<Stream>> s, st
 /// a temporary; `ec` null: throw.
 template <class Stream>
 asio::awaitable<std::string> start_read_body(const std::shared_ptr<pump<Stream>>& s, const http_request& req,
-                                             std::error_code* ec) {
+                                             error_code* ec) {
     // Once open, the buffer holds frames, which the connection's reader owns.
     if (s->conn.state() != connection_state::connecting)
         return body_refused<Stream>(make_error_code(asio::error::operation_not_supported), ec);
@@ -183,19 +178,19 @@ void websocket<Stream>::consume_buffered(std::size_t n) noexcept {
 }
 
 template <class Stream>
-template <COROWS_TOKEN_FOR(void(std::error_code, std::string)) Token>
+template <COROWS_TOKEN_FOR(void(error_code, std::string)) Token>
 auto websocket<Stream>::read_body(const http_request& req, Token&& token) {
     return detail::launch(get_executor(), std::forward<Token>(token),
                           [op = detail::start_read_body(s_, req, nullptr)]() mutable { return std::move(op); });
 }
 
 template <class Stream>
-asio::awaitable<std::string> websocket<Stream>::read_body(const http_request& req, std::error_code& ec) {
+asio::awaitable<std::string> websocket<Stream>::read_body(const http_request& req, error_code& ec) {
     return detail::start_read_body(s_, req, &ec);
 }
 
 template <class Stream>
-template <COROWS_TOKEN_FOR(void(std::error_code)) Token>
+template <COROWS_TOKEN_FOR(void(error_code)) Token>
 auto websocket<Stream>::write_response(const http_response& res, Token&& token) {
     return detail::launch(get_executor(), std::forward<Token>(token),
                           [s = s_, text = build_response(res), close = res.has_token("Connection", "close")]() mutable {
@@ -204,7 +199,7 @@ auto websocket<Stream>::write_response(const http_response& res, Token&& token) 
 }
 
 template <class Stream>
-asio::awaitable<void> websocket<Stream>::write_response(const http_response& res, std::error_code& ec) {
+asio::awaitable<void> websocket<Stream>::write_response(const http_response& res, error_code& ec) {
     return detail::write_response_into_ec(s_, build_response(res), res.has_token("Connection", "close"), &ec);
 }
 

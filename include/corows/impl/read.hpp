@@ -1,15 +1,10 @@
 // websocket<Stream>::read_message: the coroutine driver of the read pump.
 #pragma once
 
-#include <corows/config.hpp>
+#include <corows/asio.hpp>
 #include <corows/detail/awaiting.hpp>
 #include <corows/detail/initiate.hpp>
 #include <corows/detail/pump.hpp>
-
-#include <asio/awaitable.hpp>
-#include <asio/post.hpp>
-#include <asio/redirect_error.hpp>
-#include <asio/use_awaitable.hpp>
 
 #include <memory>
 #include <optional>
@@ -22,18 +17,18 @@ namespace detail {
 /// or the end of the connection. Returns what ends the read: a cancellation, or at the end
 /// why the connection ended; nothing when the pump may go on.
 template <class Stream>
-asio::awaitable<std::error_code> wait_out(std::shared_ptr<pump<Stream>> s, pump_step step) {
+asio::awaitable<error_code> wait_out(std::shared_ptr<pump<Stream>> s, pump_step step) {
     if (step == pump_step::room) {
-        std::error_code ec = co_await wait(s);
+        error_code ec = co_await wait(s);
         if (!ec) s->resume();
         co_return ec;
     }
     if (step == pump_step::yield) {
         co_await asio::post(s->stream.get_executor(), asio::use_awaitable);
         s->resume();
-        co_return std::error_code{};
+        co_return error_code{};
     }
-    std::error_code ec = co_await transport_gone(s);
+    error_code ec = co_await transport_gone(s);
     co_return ec ? ec : s->end_report();
 }
 
@@ -42,8 +37,8 @@ asio::awaitable<std::error_code> wait_out(std::shared_ptr<pump<Stream>> s, pump_
 /// false; without, returns false once closed and throws anything else. One coroutine frame
 /// for the whole read, socket wait included: it is what an idle connection holds.
 template <class Stream>
-asio::awaitable<bool> read_loop(std::shared_ptr<pump<Stream>> s, message& m, std::error_code* report) {
-    std::error_code ec;
+asio::awaitable<bool> read_loop(std::shared_ptr<pump<Stream>> s, message& m, error_code* report) {
+    error_code ec;
     if (s->reading) {
         ec = error::operation_in_progress;
     } else {
@@ -106,7 +101,7 @@ asio::awaitable<bool> read_loop(std::shared_ptr<pump<Stream>> s, message& m, std
 template <class Stream>
 asio::awaitable<std::optional<message>> read_owned(std::shared_ptr<pump<Stream>> s) {
     if (!s->assembly) s->assembly = std::make_unique<message>();
-    std::error_code ec;
+    error_code ec;
     co_await detail::read_loop(s, *s->assembly, &ec);
     if (ec == error::closed) co_return std::nullopt;
     detail::throw_if(ec);
@@ -118,21 +113,21 @@ asio::awaitable<std::optional<message>> read_owned(std::shared_ptr<pump<Stream>>
 } // namespace detail
 
 template <class Stream>
-template <COROWS_TOKEN_FOR(void(std::error_code, std::optional<message>)) Token>
+template <COROWS_TOKEN_FOR(void(error_code, std::optional<message>)) Token>
 auto websocket<Stream>::read_message(Token&& token) {
     return detail::launch(get_executor(), std::forward<Token>(token),
                           [s = s_]() mutable { return detail::read_owned(std::move(s)); });
 }
 
 template <class Stream>
-template <COROWS_TOKEN_FOR(void(std::error_code, bool)) Token>
+template <COROWS_TOKEN_FOR(void(error_code, bool)) Token>
 auto websocket<Stream>::read_message(message& m, Token&& token) {
     return detail::launch(get_executor(), std::forward<Token>(token),
                           [s = s_, &m]() mutable { return detail::read_loop(std::move(s), m, nullptr); });
 }
 
 template <class Stream>
-asio::awaitable<void> websocket<Stream>::read_message(message& m, std::error_code& ec) {
+asio::awaitable<void> websocket<Stream>::read_message(message& m, error_code& ec) {
     co_await detail::read_loop(s_, m, &ec);
 }
 

@@ -2,15 +2,10 @@
 // messages, pings and pongs, flush.
 #pragma once
 
-#include <corows/config.hpp>
+#include <corows/asio.hpp>
 #include <corows/detail/awaiting.hpp>
 #include <corows/detail/initiate.hpp>
 #include <corows/detail/pump.hpp>
-
-#include <asio/awaitable.hpp>
-#include <asio/redirect_error.hpp>
-#include <asio/use_awaitable.hpp>
-#include <asio/write.hpp>
 
 #include <algorithm>
 #include <array>
@@ -26,7 +21,7 @@ namespace detail {
 /// directly.
 template <class Stream>
 bool queue_now(const std::shared_ptr<pump<Stream>>& s, std::span<const std::uint8_t> payload,
-               message_kind kind, bool compress, std::error_code& ec) {
+               message_kind kind, bool compress, error_code& ec) {
     if ((ec = s->conn.write_status())) return true;
     if (s->conn.goes_direct(payload.size(), compress) || !s->conn.has_room()) return false;
     ec = s->conn.send_message(kind, payload, compress);
@@ -40,18 +35,18 @@ bool queue_now(const std::shared_ptr<pump<Stream>>& s, std::span<const std::uint
 /// gather write, with any queued control frames sent between its fragments (data frames
 /// wait in write_slow(), and a close frame waits for the last fragment).
 template <class Stream>
-asio::awaitable<std::error_code> write_direct(std::shared_ptr<pump<Stream>> s, std::span<const std::uint8_t> payload,
+asio::awaitable<error_code> write_direct(std::shared_ptr<pump<Stream>> s, std::span<const std::uint8_t> payload,
                                               message_kind kind) {
     while (s->writing() || s->conn.has_output()) {
         s->kick(s);
-        std::error_code waited = co_await wait(s);
+        error_code waited = co_await wait(s);
         if (waited) co_return waited;
         if (auto ec = s->conn.write_status()) co_return ec;
     }
     s->begin_direct();
     std::size_t fs = s->conn.frame_size() ? s->conn.frame_size() : payload.size();
     opcode op = data_opcode(kind);
-    std::error_code ec;
+    error_code ec;
     do {
         auto part = payload.first(std::min(fs, payload.size()));
         payload = payload.subspan(part.size());
@@ -70,13 +65,13 @@ asio::awaitable<std::error_code> write_direct(std::shared_ptr<pump<Stream>> s, s
         }
     } while (!ec && !payload.empty());
     s->end_direct(s, ec);
-    co_return ec ? s->conn.write_error() : ec;
+    co_return ec ? error_code(s->conn.write_error()) : ec;
 }
 
 /// A write that must wait: for room in the queue (back-pressure; a cancelled wait queued
 /// nothing), or for the transport, to write directly.
 template <class Stream>
-asio::awaitable<std::error_code> write_slow(std::shared_ptr<pump<Stream>> s, std::span<const std::uint8_t> payload,
+asio::awaitable<error_code> write_slow(std::shared_ptr<pump<Stream>> s, std::span<const std::uint8_t> payload,
                                             message_kind kind, bool compress) {
     if (auto ec = s->conn.write_status()) co_return ec;
     if (s->conn.goes_direct(payload.size(), compress)) co_return co_await write_direct(s, payload, kind);
@@ -84,11 +79,11 @@ asio::awaitable<std::error_code> write_slow(std::shared_ptr<pump<Stream>> s, std
     // control frames may go.
     while (!s->conn.has_room()) {
         s->kick(s);
-        std::error_code waited = co_await wait(s);
+        error_code waited = co_await wait(s);
         if (waited) co_return waited;
         if (auto ec = s->conn.write_status()) co_return ec;
     }
-    std::error_code ec;
+    error_code ec;
     queue_now(s, payload, kind, compress, ec);
     co_return ec;
 }
@@ -98,8 +93,8 @@ asio::awaitable<std::error_code> write_slow(std::shared_ptr<pump<Stream>> s, std
 /// nowhere and starts no nested coroutine.
 template <class Stream>
 asio::awaitable<void> write(std::shared_ptr<pump<Stream>> s, std::span<const std::uint8_t> payload,
-                            message_kind kind, bool compress, std::error_code* report) {
-    std::error_code ec;
+                            message_kind kind, bool compress, error_code* report) {
+    error_code ec;
     if (!queue_now(s, payload, kind, compress, ec)) ec = co_await write_slow(s, payload, kind, compress);
     if (report) *report = ec;
     else throw_if(ec);
@@ -107,8 +102,8 @@ asio::awaitable<void> write(std::shared_ptr<pump<Stream>> s, std::span<const std
 
 /// Queues a control frame: a ping (which the keepalive counts) or an unsolicited pong.
 template <class Stream>
-std::error_code queue_control(const std::shared_ptr<pump<Stream>>& s, opcode op, std::span<const std::uint8_t> payload) {
-    std::error_code ec = op == opcode::ping ? s->conn.send_ping(payload, connection::clock::now())
+error_code queue_control(const std::shared_ptr<pump<Stream>>& s, opcode op, std::span<const std::uint8_t> payload) {
+    error_code ec = op == opcode::ping ? s->conn.send_ping(payload, connection::clock::now())
                                             : s->conn.send_pong(payload);
     if (!ec) s->kick(s);
     return ec;
@@ -116,8 +111,8 @@ std::error_code queue_control(const std::shared_ptr<pump<Stream>>& s, opcode op,
 
 /// Queues `pm` (the caller checked for room); a compressor failure fails the connection.
 template <class Stream>
-std::error_code queue_prepared(const std::shared_ptr<pump<Stream>>& s, const std::shared_ptr<const prepared_message>& pm) {
-    std::error_code ec = s->conn.send_prepared(pm);
+error_code queue_prepared(const std::shared_ptr<pump<Stream>>& s, const std::shared_ptr<const prepared_message>& pm) {
+    error_code ec = s->conn.send_prepared(pm);
     if (ec) s->settle(s);
     else s->kick(s);
     return ec;
@@ -128,7 +123,7 @@ template <class Stream>
 bool send_now(const std::shared_ptr<pump<Stream>>& s, std::span<const std::uint8_t> payload, message_kind kind,
               bool compress) {
     if (s->conn.write_status() || !s->conn.has_room()) return false;
-    std::error_code ec = s->conn.send_message(kind, payload, compress);
+    error_code ec = s->conn.send_message(kind, payload, compress);
     if (ec) s->settle(s);
     else s->kick(s);
     return !ec;
@@ -137,7 +132,7 @@ bool send_now(const std::shared_ptr<pump<Stream>>& s, std::span<const std::uint8
 } // namespace detail
 
 template <class Stream>
-template <COROWS_TOKEN_FOR(void(std::error_code)) Token>
+template <COROWS_TOKEN_FOR(void(error_code)) Token>
 auto websocket<Stream>::write_message(std::span<const std::uint8_t> payload, message_kind kind, bool compress,
                                       Token&& token) {
     return detail::launch(get_executor(), std::forward<Token>(token), [s = s_, payload, kind, compress]() mutable {
@@ -147,29 +142,29 @@ auto websocket<Stream>::write_message(std::span<const std::uint8_t> payload, mes
 
 template <class Stream>
 asio::awaitable<void> websocket<Stream>::write_message(std::span<const std::uint8_t> payload, message_kind kind,
-                                                       bool compress, std::error_code& ec) {
+                                                       bool compress, error_code& ec) {
     return detail::write(s_, payload, kind, compress, &ec);
 }
 
 template <class Stream>
-template <COROWS_TOKEN_FOR(void(std::error_code)) Token>
+template <COROWS_TOKEN_FOR(void(error_code)) Token>
 auto websocket<Stream>::write_message(const message& m, Token&& token) {
     return write_message(m.data(), m.kind(), true, std::forward<Token>(token));
 }
 
 template <class Stream>
-asio::awaitable<void> websocket<Stream>::write_message(const message& m, std::error_code& ec) {
+asio::awaitable<void> websocket<Stream>::write_message(const message& m, error_code& ec) {
     return detail::write(s_, m.data(), m.kind(), true, &ec);
 }
 
 template <class Stream>
-template <COROWS_TOKEN_FOR(void(std::error_code)) Token>
+template <COROWS_TOKEN_FOR(void(error_code)) Token>
 auto websocket<Stream>::write_text(std::string_view text, Token&& token) {
     return write_message(as_bytes(text), message_kind::text, true, std::forward<Token>(token));
 }
 
 template <class Stream>
-template <COROWS_TOKEN_FOR(void(std::error_code)) Token>
+template <COROWS_TOKEN_FOR(void(error_code)) Token>
 auto websocket<Stream>::write_binary(std::span<const std::uint8_t> data, Token&& token) {
     return write_message(data, message_kind::binary, true, std::forward<Token>(token));
 }
@@ -215,7 +210,7 @@ asio::awaitable<void> flush_or_throw(std::shared_ptr<pump<Stream>> s) {
 } // namespace detail
 
 template <class Stream>
-template <COROWS_TOKEN_FOR(void(std::error_code)) Token>
+template <COROWS_TOKEN_FOR(void(error_code)) Token>
 auto websocket<Stream>::write_prepared(std::shared_ptr<const prepared_message> pm, Token&& token) {
     return detail::launch(get_executor(), std::forward<Token>(token), [s = s_, pm = std::move(pm)]() mutable {
         return detail::write_prepared(std::move(s), std::move(pm));
@@ -223,7 +218,7 @@ auto websocket<Stream>::write_prepared(std::shared_ptr<const prepared_message> p
 }
 
 template <class Stream>
-template <COROWS_TOKEN_FOR(void(std::error_code)) Token>
+template <COROWS_TOKEN_FOR(void(error_code)) Token>
 auto websocket<Stream>::ping(std::span<const std::uint8_t> payload, Token&& token) {
     return detail::launch(get_executor(), std::forward<Token>(token), [s = s_, payload]() mutable {
         return detail::control(std::move(s), opcode::ping, payload);
@@ -231,13 +226,13 @@ auto websocket<Stream>::ping(std::span<const std::uint8_t> payload, Token&& toke
 }
 
 template <class Stream>
-asio::awaitable<void> websocket<Stream>::ping(std::span<const std::uint8_t> payload, std::error_code& ec) {
+asio::awaitable<void> websocket<Stream>::ping(std::span<const std::uint8_t> payload, error_code& ec) {
     ec = detail::queue_control(s_, opcode::ping, payload);
     co_return;
 }
 
 template <class Stream>
-template <COROWS_TOKEN_FOR(void(std::error_code)) Token>
+template <COROWS_TOKEN_FOR(void(error_code)) Token>
 auto websocket<Stream>::pong(std::span<const std::uint8_t> payload, Token&& token) {
     return detail::launch(get_executor(), std::forward<Token>(token), [s = s_, payload]() mutable {
         return detail::control(std::move(s), opcode::pong, payload);
@@ -245,14 +240,14 @@ auto websocket<Stream>::pong(std::span<const std::uint8_t> payload, Token&& toke
 }
 
 template <class Stream>
-template <COROWS_TOKEN_FOR(void(std::error_code)) Token>
+template <COROWS_TOKEN_FOR(void(error_code)) Token>
 auto websocket<Stream>::flush(Token&& token) {
     return detail::launch(get_executor(), std::forward<Token>(token),
                           [s = s_]() mutable { return detail::flush_or_throw(std::move(s)); });
 }
 
 template <class Stream>
-asio::awaitable<void> websocket<Stream>::flush(std::error_code& ec) {
+asio::awaitable<void> websocket<Stream>::flush(error_code& ec) {
     ec = co_await detail::flush_queue(s_);
 }
 
