@@ -126,7 +126,7 @@ inline std::string endpoint_text(const asio::ip::tcp::endpoint& e) {
 // Resolve, connect and (for wss) the TLS handshake; the WebSocket handshake is bounded by the
 // websocket's own handshake timeout.
 inline asio::awaitable<error_code> open_transport(std::shared_ptr<connect_attempt> a, const url& u,
-                                                       std::chrono::milliseconds limit) {
+                                                  std::chrono::milliseconds limit) {
     if (limit.count() > 0) {
         a->timer.expires_after(limit);
         a->timer.async_wait([w = std::weak_ptr<connect_attempt>(a)](error_code ec) {

@@ -34,8 +34,28 @@ namespace corows {
 // destroys the members of an aggregate initialised inside a co_await expression twice, and
 // these are built right there (`co_await ws.accept(req, corows::accept_decision("chat"))`).
 
+namespace detail {
+
+/// field(name, value) for accept_decision and handshake_request: adds one of their
+/// extra_fields and chains, on a named object and on a temporary alike.
+template <class Self>
+struct field_builder {
+    /// Adds the field `name: value`; chains.
+    Self& field(std::string name, std::string value) & {
+        auto& self = static_cast<Self&>(*this);
+        self.extra_fields.emplace_back(std::move(name), std::move(value));
+        return self;
+    }
+    /// Adds the field `name: value` to a temporary; chains.
+    Self&& field(std::string name, std::string value) && {
+        return std::move(field(std::move(name), std::move(value)));
+    }
+};
+
+} // namespace detail
+
 /// What a server adds to the 101 answer when it accepts.
-struct accept_decision {
+struct accept_decision : detail::field_builder<accept_decision> {
     /// The subprotocol to answer with (it must have been offered); nullopt: the first of
     /// options::subprotocols that the client offered, if any.
     std::optional<std::string> subprotocol;
@@ -49,13 +69,6 @@ struct accept_decision {
     accept_decision() = default;
     /// Answers with `chosen` as the subprotocol.
     explicit accept_decision(std::string chosen) : subprotocol(std::move(chosen)) {}
-    /// Adds the response field `name: value`; chains.
-    accept_decision& field(std::string name, std::string value) & {
-        extra_fields.emplace_back(std::move(name), std::move(value));
-        return *this;
-    }
-    /// Adds the response field `name: value` to a temporary; chains.
-    accept_decision&& field(std::string name, std::string value) && { return std::move(field(std::move(name), std::move(value))); }
     /// Gives this connection the settings `o`; chains.
     accept_decision& with_settings(options o) & {
         settings = std::make_shared<const options>(std::move(o));
@@ -100,7 +113,7 @@ private:
 using upgrade_decider = std::function<upgrade_answer(const http_request&)>;
 
 /// What a client adds to its upgrade request.
-struct handshake_request {
+struct handshake_request : detail::field_builder<handshake_request> {
     std::string origin;                   ///< empty: no Origin field
     std::vector<http_field> extra_fields; ///< e.g. Authorization, Cookie
 
@@ -108,13 +121,6 @@ struct handshake_request {
     handshake_request() = default;
     /// Sends `Origin: origin_value`.
     explicit handshake_request(std::string origin_value) : origin(std::move(origin_value)) {}
-    /// Adds the request field `name: value`; chains.
-    handshake_request& field(std::string name, std::string value) & {
-        extra_fields.emplace_back(std::move(name), std::move(value));
-        return *this;
-    }
-    /// Adds the request field `name: value` to a temporary; chains.
-    handshake_request&& field(std::string name, std::string value) && { return std::move(field(std::move(name), std::move(value))); }
 };
 
 /// The most of a refused handshake's body a client reads (the rest is dropped).

@@ -77,7 +77,7 @@ inline std::string choose_subprotocol(const options& o, const upgrade_request& u
 /// permessage-deflate), or refuses a bad accept decision with 500.
 template <class Stream>
 asio::awaitable<error_code> accept_upgrade(std::shared_ptr<pump<Stream>> s, const upgrade_request& up,
-                                                const accept_decision& d) {
+                                           const accept_decision& d) {
     s->conn.use_settings(d.settings);
     const options& o = s->conn.settings();
     std::string sub = d.subprotocol ? *d.subprotocol : choose_subprotocol(o, up);
@@ -111,7 +111,7 @@ asio::awaitable<error_code> accept_upgrade(std::shared_ptr<pump<Stream>> s, cons
 /// Validates `req` and accepts it, or refuses it with the RFC's status.
 template <class Stream>
 asio::awaitable<error_code> accept_request(std::shared_ptr<pump<Stream>> s, const http_request& req,
-                                                const accept_decision& d) {
+                                           const accept_decision& d) {
     upgrade_request up;
     if (auto ec = validate_upgrade_request(req, up)) {
         std::string refusal = build_refusal_response(ec);

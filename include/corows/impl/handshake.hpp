@@ -52,8 +52,8 @@ asio::awaitable<void> read_refusal_body(std::shared_ptr<pump<Stream>> s, http_re
 
 template <class Stream>
 asio::awaitable<error_code> handshake(std::shared_ptr<pump<Stream>> s, const std::string& host,
-                                           const std::string& target, const handshake_request& extra,
-                                           http_response* answer) {
+                                      const std::string& target, const handshake_request& extra,
+                                      http_response* answer) {
     const options& opts = s->conn.settings();
     std::string key = generate_key();
     std::string offer = opts.deflate.enabled ? deflate_offer(opts.deflate) : std::string{};

@@ -51,7 +51,7 @@ inline error_code plan_body(const http_request& req, std::size_t limit, body_pla
 /// can be found.
 template <class Stream>
 asio::awaitable<error_code> read_body(std::shared_ptr<pump<Stream>> s, body_plan plan, bool send_continue,
-                                           std::string* out) {
+                                      std::string* out) {
     out->clear();
     if (!plan.chunked) out->reserve(plan.length);
     const std::size_t limit = s->conn.settings().http.max_body_size;

@@ -36,7 +36,7 @@ bool queue_now(const std::shared_ptr<pump<Stream>>& s, std::span<const std::uint
 /// wait in write_slow(), and a close frame waits for the last fragment).
 template <class Stream>
 asio::awaitable<error_code> write_direct(std::shared_ptr<pump<Stream>> s, std::span<const std::uint8_t> payload,
-                                              message_kind kind) {
+                                         message_kind kind) {
     while (s->writing() || s->conn.has_output()) {
         s->kick(s);
         error_code waited = co_await wait(s);
@@ -72,7 +72,7 @@ asio::awaitable<error_code> write_direct(std::shared_ptr<pump<Stream>> s, std::s
 /// nothing), or for the transport, to write directly.
 template <class Stream>
 asio::awaitable<error_code> write_slow(std::shared_ptr<pump<Stream>> s, std::span<const std::uint8_t> payload,
-                                            message_kind kind, bool compress) {
+                                       message_kind kind, bool compress) {
     if (auto ec = s->conn.write_status()) co_return ec;
     if (s->conn.goes_direct(payload.size(), compress)) co_return co_await write_direct(s, payload, kind);
     // Also waits out a direct write: it sends the queue between its fragments, where only
