@@ -3,8 +3,8 @@
 
     example_test.py SCENARIO PROGRAM [OTHER_PROGRAM]
 
-Scenarios: echo, echo_deflate, echo_threads, echo_tls, echo_client, chat, chat_browser,
-chat_slow_readers. Exits 0 on success,
+Scenarios: echo, echo_deflate, echo_threads, echo_tls, echo_client, chat, chat_threads,
+chat_browser, chat_slow_readers. Exits 0 on success,
 1 on failure, 77 (skipped) when a tool the scenario needs is missing.
 """
 import asyncio
@@ -17,6 +17,7 @@ import ssl
 import subprocess
 import sys
 import tempfile
+import time
 
 try:
     import websockets
@@ -196,6 +197,56 @@ def http_get(port, path, method="GET"):
     return response.status, response.getheader("Content-Type", ""), body
 
 
+def health(port):
+    """/healthz as (status, body)."""
+    status, _, body = http_get(port, "/healthz")
+    return status, body.decode()
+
+
+def wait_members(port, n):
+    """Waits until /healthz counts n members: each has joined its room, so none misses what
+    is sent next (the 101 goes out before the server subscribes the connection)."""
+    for _ in range(TIMEOUT * 20):
+        if "members=%d" % n in health(port)[1].split():
+            return
+        time.sleep(0.05)
+    raise AssertionError("/healthz never counted %d members: %r" % (n, health(port)))
+
+
+async def nothing_more(*sockets):
+    """None of `sockets` receives anything within 0.3 s."""
+    for ws in sockets:
+        try:
+            got = await asyncio.wait_for(ws.recv(), 0.3)
+        except asyncio.TimeoutError:
+            continue
+        raise AssertionError("a member got %r, meant for another room" % got)
+
+
+async def chat_rooms(port):
+    """Rooms are separate: a message reaches its room's members and nobody else; names
+    outside [A-Za-z0-9_-]{1,64} are refused with 400."""
+    base = "ws://127.0.0.1:%d/chat" % port
+    async with websockets.connect(base + "?room=a") as a1, websockets.connect(base + "?room=a") as a2, \
+            websockets.connect(base + "?room=b") as b, websockets.connect(base) as lobby:
+        wait_members(port, 4)
+        for sender, members, text in ((a1, (a1, a2), "for room a"), (b, (b,), "for room b"),
+                                      (lobby, (lobby,), "for the lobby")):
+            await sender.send(text)
+            for ws in members:
+                got = await asyncio.wait_for(ws.recv(), TIMEOUT)
+                check(got == text, "%r was sent, a member of its room got %r" % (text, got))
+        await nothing_more(a1, a2, b, lobby)
+    for name in ("bad!name", "", "x" * 65, "a%20b"):
+        try:
+            async with websockets.connect(base + "?room=" + name):
+                pass
+        except websockets.exceptions.InvalidStatusCode as e:
+            check(e.status_code == 400, "room %r refused with %d" % (name, e.status_code))
+        else:
+            raise AssertionError("room %r was accepted" % name)
+
+
 def scenario_chat(program):
     with Server(program, "--port", "0") as srv:
         status, kind, body = http_get(srv.port, "/")
@@ -207,12 +258,17 @@ def scenario_chat(program):
         check(status == 200 and body == b"", "HEAD / answered %d with %d bytes" % (status, len(body)))
         status, _, _ = http_get(srv.port, "/nothing-here")
         check(status == 404, "GET /nothing-here answered %d" % status)
+        status, body = health(srv.port)
+        check(status == 200 and body.startswith("ok node=127.0.0.1:%d " % srv.port) and "members=0" in body,
+              "GET /healthz answered %d %r" % (status, body))
+        asyncio.run(chat_rooms(srv.port))
 
         async def talk():
             uri = "ws://127.0.0.1:%d/chat" % srv.port
             async with websockets.connect(uri) as a, websockets.connect(uri) as b:
                 check("permessage-deflate" in a.response_headers.get("Sec-WebSocket-Extensions", ""),
                       "chat did not negotiate permessage-deflate")
+                wait_members(srv.port, 2)
                 await a.send("hello from a")
                 for ws in (a, b):
                     check(await asyncio.wait_for(ws.recv(), TIMEOUT) == "hello from a", "broadcast from a")
@@ -228,7 +284,7 @@ def scenario_chat(program):
                 small.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 * 1024)
                 small.connect(("127.0.0.1", srv.port))
                 async with websockets.connect(uri, max_queue=1, sock=small) as slow:
-                    await asyncio.sleep(0.2)  # joined before the flood
+                    wait_members(srv.port, 3)  # joined before the flood
                     for i in range(400):
                         big = os.urandom(30000).hex()  # compresses only to about half
                         await a.send("%d %s" % (i, big))
@@ -250,17 +306,83 @@ def scenario_chat(program):
                 await a.close()
                 await b.send("still here")
                 check(await asyncio.wait_for(b.recv(), TIMEOUT) == "still here", "broadcast after a left")
-                # Graceful stop: the remaining client is told the server is going away.
+                # Graceful stop: the remaining client is told the service restarts (1012),
+                # within the drain window (1 s by default, no notice).
                 srv.proc.send_signal(signal.SIGTERM)
+                start = time.monotonic()
                 try:
                     await asyncio.wait_for(b.recv(), TIMEOUT)
                 except websockets.ConnectionClosed:
                     pass
-                check(b.close_code == 1001, "close code on server stop: %s" % b.close_code)
+                check(b.close_code == 1012, "close code on server stop: %s" % b.close_code)
+                late = time.monotonic() - start
+                check(late < 5, "closed %.1f s after SIGTERM, with a 1 s drain window" % late)  # slack for sanitizers
 
         asyncio.run(talk())
         code = srv.proc.wait(TIMEOUT)
         check(code == 0, "chat_server exited %d" % code)
+    chat_drain_notice(program)
+
+
+def chat_drain_notice(program):
+    """SIGTERM with a notice: /healthz answers 503 at once while the members stay connected
+    (a load balancer stops sending new clients), and only after the notice are they closed
+    with 1012."""
+    with Server(program, "--port", "0", "--name", "n1", "--drain-notice-ms", "1500") as srv:
+        async def drain():
+            async with websockets.connect("ws://127.0.0.1:%d/chat" % srv.port) as ws:
+                wait_members(srv.port, 1)
+                srv.proc.send_signal(signal.SIGTERM)
+                start = time.monotonic()
+                while True:
+                    status, body = health(srv.port)
+                    if status != 200 or time.monotonic() - start > 1:
+                        break
+                    time.sleep(0.02)
+                check(status == 503 and body.strip() == "draining node=n1 members=1",
+                      "/healthz while draining answered %d %r" % (status, body))
+                await ws.send("during the notice")
+                check(await asyncio.wait_for(ws.recv(), TIMEOUT) == "during the notice",
+                      "a member could not chat during the notice")
+                try:
+                    await asyncio.wait_for(ws.recv(), TIMEOUT)
+                except websockets.ConnectionClosed:
+                    pass
+                late = time.monotonic() - start
+                check(ws.close_code == 1012 and ws.close_reason == "service restart",
+                      "closed with %s %r" % (ws.close_code, ws.close_reason))
+                check(1.4 < late < 6.5, "closed %.1f s after SIGTERM, with a 1.5 s notice and a 1 s window" % late)
+
+        asyncio.run(drain())
+        code = srv.proc.wait(TIMEOUT)
+        check(code == 0, "chat_server exited %d after draining" % code)
+
+
+def scenario_chat_threads(program):
+    """30 members of one room on a server of 3 threads: each gets every message, and each
+    sender's messages in the order sent."""
+    senders, count = 30, 10
+    with Server(program, "--port", "0", "--threads", "3") as srv:
+        async def talk():
+            uri = "ws://127.0.0.1:%d/chat?room=threads" % srv.port
+            members = [await websockets.connect(uri) for _ in range(senders)]
+            wait_members(srv.port, senders)
+
+            async def member(i, ws):
+                for k in range(count):
+                    await ws.send("%d %d" % (i, k))
+                return [await asyncio.wait_for(ws.recv(), TIMEOUT) for _ in range(senders * count)]
+
+            got = await asyncio.gather(*(member(i, ws) for i, ws in enumerate(members)))
+            for i, messages in enumerate(got):
+                for s in range(senders):
+                    mine = [m for m in messages if m.split()[0] == str(s)]
+                    check(mine == ["%d %d" % (s, k) for k in range(count)],
+                          "member %d got sender %d's messages as %r" % (i, s, mine))
+            await asyncio.gather(*(ws.close() for ws in members))
+
+        asyncio.run(talk())
+        srv.stop()
 
 
 class Browser:
@@ -461,6 +583,7 @@ def main():
         "echo_tls": scenario_echo_tls,
         "echo_client": scenario_echo_client,
         "chat": scenario_chat,
+        "chat_threads": scenario_chat_threads,
         "chat_browser": scenario_chat_browser,
         "chat_slow_readers": scenario_chat_slow_readers,
     }[scenario](*programs)

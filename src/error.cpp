@@ -55,6 +55,9 @@ public:
         case error::handshake_closed: return "the server closed the connection during the HTTP upgrade";
         case error::bad_chunked_encoding: return "malformed chunked body";
         case error::tls_answer: return "the server answered the HTTP upgrade with TLS";
+        case error::backplane_error: return "the backplane's server answered with an error";
+        case error::redis_auth_failed: return "Redis refused the authentication";
+        case error::redis_protocol_error: return "malformed, unexpected or oversized data from Redis";
         }
         return "unknown corows error";
     }

@@ -30,6 +30,8 @@
 // "ready conns=N errors=E" and then holds the connections open until SIGTERM or SIGINT.
 //
 // It runs one io_context on one thread: the driver pins it to one core.
+#include "../load_common.hpp"
+
 #include <corows/prepared_message.hpp>
 #include <corows/protocol/url.hpp>
 #include <corows/websocket.hpp>
@@ -44,13 +46,8 @@
 #include <asio/steady_timer.hpp>
 #include <asio/use_awaitable.hpp>
 
-#include <sys/resource.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <array>
-#include <bit>
-#include <cctype>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -65,6 +62,7 @@
 
 namespace {
 
+using namespace corows_bench;
 using clock_type = std::chrono::steady_clock;
 using ws_t = corows::websocket<asio::ip::tcp::socket>;
 
@@ -84,24 +82,6 @@ struct settings {
     std::size_t rounds = 0;
     long server_pid = 0;
 };
-
-double parse_number(std::string_view arg, const std::string& text, double lo, double hi) {
-    // strtod, not std::from_chars: libc++ 16 has no from_chars for double. Unlike from_chars
-    // it skips leading blanks and reads "nan", hence the two extra checks.
-    char* end = nullptr;
-    const double v = std::strtod(text.c_str(), &end);
-    const bool whole = !text.empty() && !std::isspace(static_cast<unsigned char>(text.front())) &&
-                       end == text.c_str() + text.size();
-    if (!whole || !(v >= lo && v <= hi)) {
-        std::string what(arg);
-        what += " needs a number in ";
-        what += std::to_string(lo);
-        what += "..";
-        what += std::to_string(hi);
-        throw std::invalid_argument(what);
-    }
-    return v;
-}
 
 settings parse_args(int argc, char** argv) {
     settings s;
@@ -224,46 +204,6 @@ void stamp(std::vector<std::uint8_t>& p, std::size_t offset, std::uint64_t seq) 
     std::size_t n = p.size() > offset ? std::min(stamp_size, p.size() - offset) : 0;
     for (std::size_t i = 0; i < n; ++i) p[offset + n - 1 - i] = static_cast<std::uint8_t>(hex[(seq >> (4 * i)) & 15]);
 }
-
-// ---------------------------------------------------------------- latency histogram
-
-// Log-linear buckets over nanoseconds: exact below 128 ns, then 64 buckets per power of two
-// (under 1.6% error), up to about 2^40 ns. Fixed size: recording never allocates.
-class histogram {
-public:
-    void record(std::uint64_t ns) noexcept {
-        ++counts_[std::min(index(ns), counts_.size() - 1)];
-        ++total_;
-    }
-    std::uint64_t total() const noexcept { return total_; }
-    // The value at quantile q (0..1), as the middle of its bucket, in nanoseconds.
-    double quantile(double q) const noexcept {
-        if (total_ == 0) return 0;
-        auto rank = static_cast<std::uint64_t>(q * static_cast<double>(total_ - 1));
-        std::uint64_t seen = 0;
-        for (std::size_t i = 0; i < counts_.size(); ++i) {
-            seen += counts_[i];
-            if (seen > rank) return (lower(i) + lower(i + 1)) / 2.0;
-        }
-        return lower(counts_.size());
-    }
-
-private:
-    static constexpr unsigned sub_bits = 6;
-    static constexpr std::size_t sub = std::size_t{1} << sub_bits;
-    static std::size_t index(std::uint64_t v) noexcept {
-        if (v < 2 * sub) return static_cast<std::size_t>(v);
-        unsigned shift = static_cast<unsigned>(std::bit_width(v)) - (sub_bits + 1);
-        return (shift + 1) * sub + static_cast<std::size_t>((v >> shift) - sub);
-    }
-    static double lower(std::size_t i) noexcept {
-        if (i < 2 * sub) return static_cast<double>(i);
-        std::size_t shift = i / sub - 1;
-        return static_cast<double>((i % sub + sub) << shift);
-    }
-    std::array<std::uint64_t, 36 * sub> counts_{};
-    std::uint64_t total_ = 0;
-};
 
 // ---------------------------------------------------------------- the run
 
@@ -476,32 +416,6 @@ void abort_all(run_state& st) {
         if (ws) ws->abort();
 }
 
-// CPU seconds (user + system) used so far by this process.
-double own_cpu_seconds() {
-    rusage u{};
-    getrusage(RUSAGE_SELF, &u);
-    auto secs = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
-    return secs(u.ru_utime) + secs(u.ru_stime);
-}
-
-// CPU seconds used so far by process `pid` (from /proc/PID/stat); negative if unknown.
-double process_cpu_seconds(long pid) {
-    if (pid <= 0) return -1;
-    std::FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
-    if (!f) return -1;
-    char buf[1024];
-    std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
-    std::fclose(f);
-    buf[n] = 0;
-    // Fields after the command name (which may hold spaces) start after the last ')'.
-    const char* p = std::strrchr(buf, ')');
-    if (!p) return -1;
-    unsigned long long utime = 0, stime = 0;
-    // state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime
-    if (std::sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2) return -1;
-    return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
-
 asio::awaitable<void> measure(run_state& st) {
     co_await open_all(st);
     if (st.connected < st.cfg.connections) {
@@ -553,15 +467,6 @@ asio::awaitable<void> hold(run_state& st, asio::signal_set& signals) {
     co_await signals.async_wait(asio::redirect_error(asio::use_awaitable, ec));
     st.stopping = true;
     abort_all(st);
-}
-
-// Every connection is a file descriptor: take all the kernel allows.
-void raise_fd_limit() {
-    rlimit r{};
-    if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
-        r.rlim_cur = r.rlim_max;
-        setrlimit(RLIMIT_NOFILE, &r);
-    }
 }
 
 } // namespace

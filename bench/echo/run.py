@@ -19,20 +19,20 @@ line. tools/bench-echo installs and builds everything first, then runs this.
 import argparse
 import datetime
 import os
-import platform
 import queue
 import resource
 import shutil
 import signal
-import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.dirname(HERE))  # bench/, for run_common
+sys.dont_write_bytecode = True  # no __pycache__ in the tree
+from run_common import Ports, ServerProcess, fmt_rate, fmt_ratio, machine, parse_line  # noqa: E402
 
 SIZES = [32, 1024, 16384]
 LOADS = [(1, 1), (1, 64), (64, 8), (1000, 1)]  # (connections, messages in flight on each)
@@ -127,80 +127,18 @@ def unavailable(name, build):
     return None
 
 
-_next_port = [19100]
+# Each server start gets a new port (no TIME_WAIT surprises).
+free_port = Ports(19100).free
 
 
-def free_port():
-    """A port nothing listens on; each server start gets a new one (no TIME_WAIT surprises)."""
-    while True:
-        _next_port[0] += 1
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", _next_port[0]))
-                return _next_port[0]
-            except OSError:
-                continue
-
-
-class Server:
+class Server(ServerProcess):
     def __init__(self, name, build, deflate):
-        self.name = name
-        self.port = free_port()
-        cmd = ["taskset", "-c", SERVER_CPU] + server_commands(build)[name](self.port, deflate)
-        # A file, not a pipe: a server that logs every dropped connection must never block on
-        # a full pipe. taskset execs the server, so this pid is the server's own.
-        self.log = tempfile.TemporaryFile(mode="w+")
-        self.proc = subprocess.Popen(cmd, cwd=HERE, stdout=subprocess.DEVNULL, stderr=self.log)
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"{name} exited at start: {self.errors()}")
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
-                    break
-            except OSError:
-                time.sleep(0.05)
-        else:
-            self.stop()
-            raise RuntimeError(f"{name} does not listen on port {self.port}")
+        port = free_port()
+        super().__init__(name, server_commands(build)[name](port, deflate), port, cwd=HERE, cpu=SERVER_CPU, wait=15)
         time.sleep(0.2)  # let the probe connection's teardown pass before measuring
-
-    def errors(self):
-        """The end of what the server wrote to stderr."""
-        self.log.seek(0)
-        return self.log.read().strip()[-300:]
 
     def url(self):
         return f"ws://127.0.0.1:{self.port}/"
-
-    def alive(self):
-        return self.proc.poll() is None
-
-    def rss_kib(self):
-        with open(f"/proc/{self.proc.pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-        raise RuntimeError("no VmRSS")
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.close()
-
-
-def parse_line(line):
-    out = {}
-    for field in line.split():
-        if "=" in field:
-            k, v = field.split("=", 1)
-            out[k] = v
-    return out
 
 
 def run_point(load, server, point, seconds, warmup):
@@ -274,35 +212,6 @@ def measure_memory(load, build, name, conns, deflate):
                     gen.wait()
     finally:
         server.stop()
-
-
-def fmt_rate(v):
-    if v is None:
-        return "n/a"
-    if v >= 10000:
-        return f"{v / 1000:.0f}k"
-    if v >= 1000:
-        return f"{v / 1000:.1f}k"
-    return f"{v:.0f}"
-
-
-def fmt_ratio(a, b):
-    if a is None or b is None or b == 0:
-        return "n/a"
-    return f"{a / b:.2f}x"
-
-
-def machine():
-    cpu = "unknown CPU"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return f"{cpu}, {os.cpu_count()} cores, Linux {platform.release()}"
 
 
 def load_average():

@@ -12,23 +12,12 @@ root="$(cd "$here/../.." && pwd)"
 peers="${1:-$root/build-bench/peers}"
 mkdir -p "$peers"
 
-# Debian packages: what corows' release build needs (for echo_server and echo_load), Boost
-# (Beast and Boost.System are header-only in 1.74), websocketpp, gnuplot for the chart, taskset, Node.
-need=()
-have() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-for p in meson ninja-build g++ pkg-config libasio-dev zlib1g-dev libssl-dev python3 util-linux \
-         libboost-dev libwebsocketpp-dev gnuplot-nox; do
-    have "$p" || need+=("$p")
-done
-command -v node >/dev/null || need+=(nodejs)
-command -v npm >/dev/null || need+=(npm)
-if [ ${#need[@]} -gt 0 ]; then
-    echo "setup_peers: installing ${need[*]}"
-    as_root=()
-    [ "$(id -u)" -ne 0 ] && as_root=(sudo)
-    "${as_root[@]}" apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${need[@]}"
-fi
+# Debian packages: what corows' release build needs (for echo_server and echo_load), Boost 1.81
+# (the project's Boost: Beast and Boost.System are header-only), websocketpp, gnuplot for the chart, taskset, Node.
+# shellcheck source=bench/setup_common.sh
+. "$here/../setup_common.sh"
+install_missing meson ninja-build g++ pkg-config libasio-dev zlib1g-dev libssl-dev python3 util-linux \
+                libboost1.81-dev libwebsocketpp-dev gnuplot-nox
 
 # Rebuilds $2 from $1 when the source is newer; the rest are compiler arguments, after the
 # source so that libraries (-lz) resolve its symbols.

@@ -58,6 +58,10 @@ enum class error {
     handshake_closed,       ///< the server closed the connection before its upgrade answer was whole
     bad_chunked_encoding,   ///< a malformed chunked body (RFC 9112 §7.1)
     tls_answer,             ///< a plain upgrade request was answered with a TLS record
+    // --- backplane (corows/redis_backplane.hpp; appended) ---
+    backplane_error,        ///< the backplane's server answered a command with an error
+    redis_auth_failed,      ///< Redis refused the credentials (or wants some and got none)
+    redis_protocol_error,   ///< Redis sent malformed, unexpected or oversized data
 };
 
 /// The category of corows::error values; name() is "corows".

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <corows/asio.hpp>
+#include <corows/detail/drain_schedule.hpp>
 #include <corows/error.hpp>
 #include <corows/options.hpp>
 #include <corows/websocket.hpp>
@@ -11,12 +12,15 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <list>
 #include <memory>
 #include <optional>
+#include <random>
 #include <stdexcept>
+#include <string>
 #include <system_error>
 #include <thread>
 #include <type_traits>
@@ -55,6 +59,23 @@ struct server_options {
     /// request is accepted with `connection`. An exception from it refuses the request with
     /// 500 and goes to on_error. (run_raw()'s handler decides with accept(req, decision).)
     upgrade_decider on_upgrade{};
+};
+
+/// How stop(drain_options) empties a server for a rolling restart behind a load balancer.
+struct drain_options {
+    /// How long draining() is true before the first close, so that a health check answering
+    /// 503 from it takes the node out of the balancer. The server accepts meanwhile (the
+    /// check must get through); run() and run_events() refuse upgrade requests with 503.
+    std::chrono::milliseconds notice{0};
+    /// Then accepting stops, and each open connection is closed at a random moment of this
+    /// window, so that its client's reconnect does not reach the other nodes with all others.
+    std::chrono::milliseconds window{10'000};
+    /// The close code: 1012 (Service Restart, RFC 6455's registry); 1001 also fits.
+    std::uint16_t code = 1012;
+    /// The close reason (cut to 123 bytes).
+    std::string reason = "service restart";
+    /// After the window, how long the close handshakes may take before the rest are aborted.
+    std::chrono::milliseconds grace{5'000};
 };
 
 namespace detail {
@@ -130,16 +151,18 @@ public:
           make_stream_(std::move(make_stream)) {
         if (opts_.threads == 0) opts_.threads = 1;
         for (std::size_t i = 0; i < opts_.threads; ++i) workers_.push_back(std::make_unique<worker>());
-        if (opts_.on_upgrade) {
-            decide_ = [this](const http_request& req) -> upgrade_answer {
-                try {
-                    return opts_.on_upgrade(req);
-                } catch (...) {
-                    report(std::current_exception());
-                    return upgrade_answer::refuse(500);
-                }
-            };
-        }
+        // Every upgrade passes here: a client the balancer sent before it saw the health
+        // check fail must go elsewhere, whatever on_upgrade would say.
+        decide_ = [this](const http_request& req) -> upgrade_answer {
+            if (draining()) return upgrade_answer::refuse(503, "shutting down\n");
+            if (!opts_.on_upgrade) return {};
+            try {
+                return opts_.on_upgrade(req);
+            } catch (...) {
+                report(std::current_exception());
+                return upgrade_answer::refuse(500);
+            }
+        };
     }
 
     basic_server(const basic_server&) = delete;
@@ -200,13 +223,25 @@ public:
     /// latest, `grace` after the call: then the remaining connections are aborted and their
     /// handlers abandoned (destroyed with the server). Later calls have no effect.
     void stop(std::chrono::milliseconds grace) {
-        if (stop_requested_.exchange(true)) return;
-        for (auto& w : workers_) {
-            asio::post(w->ctx, [this, wp = w.get(), grace] { begin_stop(*wp, grace); });
-        }
+        drain_options now;
+        now.window = std::chrono::milliseconds(0);
+        now.code = static_cast<std::uint16_t>(close_code::going_away);
+        now.reason = "server shutting down";
+        now.grace = grace;
+        stop_with(std::move(now));
     }
     /// stop() with server_options::stop_timeout as the grace period.
     void stop() { stop(opts_.stop_timeout); }
+    /// Draining stop, from any thread: draining() at once, then after `d.notice` no more
+    /// accepting and the open connections closed with `d.code` spread over `d.window`; as
+    /// stop(grace) from there, `d.grace` after the window. Later stop calls have no effect.
+    /// Throws std::invalid_argument for a code a close frame cannot carry.
+    void stop(const drain_options& d) {
+        if (!is_sendable_close_code(d.code)) throw std::invalid_argument("corows::drain_options: bad close code");
+        stop_with(d);
+    }
+    /// True from the first stop call on, on any thread: what a health check answers 503 to.
+    bool draining() const noexcept { return stop_requested_.load(std::memory_order_relaxed); }
 
     /// Number of threads (and io_contexts).
     std::size_t threads() const noexcept { return workers_.size(); }
@@ -228,6 +263,9 @@ private:
         asio::io_context ctx{1};
         std::vector<asio::ip::tcp::acceptor> acceptors;
         asio::steady_timer deadline{ctx};
+        asio::steady_timer tick{ctx}; // a drain's notice, then its window's ticks
+        std::minstd_rand jitter{detail::jitter_seed()};
+        detail::drain_schedule<std::weak_ptr<connection>> closing; // open connections at the stop
         std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
         int accepting = 0;     // accept loops running on this thread
         bool stopping = false; // stop has reached this thread
@@ -240,6 +278,7 @@ private:
         void finish() {
             finished = true;
             deadline.cancel();
+            tick.cancel();
             work.reset();
             // Anything else still queued (the user's signal_set, say) must not keep run() going.
             ctx.stop();
@@ -377,8 +416,7 @@ private:
         }
         if (!raw_) {
             error_code ec;
-            if (decide_) co_await c->ws.accept(decide_, ec);
-            else co_await c->ws.accept(ec);
+            co_await c->ws.accept(decide_, ec);
             if (ec) co_return; // refused: the client got its HTTP answer
         }
         if (events_) {
@@ -402,14 +440,13 @@ private:
         if (!c->ws.is_open()) return;
         auto code = failure ? close_code::internal_error : close_code::normal;
         auto& ctx = c->owner->ctx;
-        asio::co_spawn(ctx, close_connection(std::move(c), code, {}), asio::detached);
+        asio::co_spawn(ctx, close_connection(std::move(c), static_cast<std::uint16_t>(code), {}), asio::detached);
     }
 
-    // Closes `c` with `code` and `reason` (a string literal: it outlives the coroutine).
-    static asio::awaitable<void> close_connection(std::shared_ptr<connection> c, close_code code,
-                                                  std::string_view reason) {
+    static asio::awaitable<void> close_connection(std::shared_ptr<connection> c, std::uint16_t code,
+                                                  std::string reason) {
         error_code ignored;
-        co_await c->ws.close(static_cast<std::uint16_t>(code), reason, ignored);
+        co_await c->ws.close(code, reason, ignored);
     }
 
     // The live connections of `w`, held so that acting on one cannot end another's life
@@ -422,24 +459,43 @@ private:
         return held;
     }
 
+    using plan_ptr = std::shared_ptr<const drain_options>;
+
+    // stop(grace) is a drain without notice or window: one path for both.
+    void stop_with(drain_options d) {
+        auto plan = std::make_shared<const drain_options>(std::move(d));
+        if (stop_requested_.exchange(true)) return;
+        for (auto& w : workers_) asio::post(w->ctx, [this, wp = w.get(), plan] { begin_drain(*wp, plan); });
+    }
+
+    // Runs on `w`'s thread: the notice, during which `w` accepts as before (decide_ refuses).
+    void begin_drain(worker& w, plan_ptr plan) {
+        if (w.stopping || w.finished) return;
+        if (plan->notice.count() <= 0) return begin_stop(w, std::move(plan));
+        w.tick.expires_after(plan->notice);
+        w.tick.async_wait([this, wp = &w, plan = std::move(plan)](error_code ec) mutable {
+            if (!ec && !wp->finished) begin_stop(*wp, std::move(plan));
+        });
+    }
+
     // Runs on `w`'s thread.
-    void begin_stop(worker& w, std::chrono::milliseconds grace) {
+    void begin_stop(worker& w, plan_ptr plan) {
         if (w.stopping || w.finished) return;
         w.stopping = true;
         for (auto& a : w.acceptors) {
             error_code ignored;
             a.close(ignored);
         }
+        // Open connections get a close handshake, in turn over the window; ones still in
+        // their opening handshake (or serving plain HTTP in run_raw) are cut.
+        std::vector<std::weak_ptr<connection>> open;
         for (auto& c : snapshot(w)) {
-            // Open connections get a close handshake; ones still in their opening handshake
-            // (or serving plain HTTP in run_raw) are cut.
-            if (c->ws.is_open()) {
-                asio::co_spawn(w.ctx, close_connection(c, close_code::going_away, "server shutting down"), asio::detached);
-            } else {
-                c->ws.abort();
-            }
+            if (c->ws.is_open()) open.push_back(c);
+            else c->ws.abort();
         }
-        w.deadline.expires_after(grace);
+        auto start = std::chrono::steady_clock::now();
+        w.closing = {std::move(open), start, plan->window, w.jitter};
+        w.deadline.expires_at(start + plan->window + plan->grace);
         w.deadline.async_wait([wp = &w](error_code ec) {
             if (ec || wp->finished) return;
             for (auto& c : snapshot(*wp)) c->ws.abort();
@@ -448,7 +504,27 @@ private:
                 if (!wp->finished) wp->finish();
             });
         });
+        close_due(w, std::move(plan));
         w.maybe_finish();
+    }
+
+    // Runs on `w`'s thread: closes the window's shares that are due, then waits for the next.
+    static void close_due(worker& w, plan_ptr plan) {
+        auto now = std::chrono::steady_clock::now();
+        while (!w.finished && !w.closing.done() && w.closing.due() <= now) {
+            for (auto& weak : w.closing.take()) {
+                // Not held any longer: a weak_ptr keeps make_shared's whole block.
+                auto c = std::exchange(weak, {}).lock();
+                // One that ended, or began its own close, meanwhile needs nothing.
+                if (c && c->ws.is_open())
+                    asio::co_spawn(w.ctx, close_connection(std::move(c), plan->code, plan->reason), asio::detached);
+            }
+        }
+        if (w.finished || w.closing.done()) return;
+        w.tick.expires_at(w.closing.due());
+        w.tick.async_wait([wp = &w, plan = std::move(plan)](error_code ec) mutable {
+            if (!ec && !wp->finished) close_due(*wp, std::move(plan));
+        });
     }
 
     server_options opts_;
@@ -456,7 +532,7 @@ private:
     stream_factory make_stream_;
     handler_type handler_;
     std::shared_ptr<const event_handlers> events_; // run_events() only
-    upgrade_decider decide_; // opts_.on_upgrade, its exceptions reported
+    upgrade_decider decide_; // 503 while draining, else opts_.on_upgrade, its exceptions reported
     bool raw_ = false;
     std::atomic<bool> started_{false};
     std::atomic<bool> stop_requested_{false};

@@ -153,6 +153,9 @@ template <class Stream>
 struct event_driver;
 } // namespace detail
 
+template <class Stream>
+class basic_connection_handle;
+
 /// The callbacks of an event-mode connection (run_events()). Each runs on the connection's
 /// thread and must not block; any may be empty.
 template <class Stream>
@@ -242,6 +245,9 @@ public:
     std::string_view close_reason() const noexcept { return s_->conn.peer_reason(); }
     /// The protocol state this websocket drives (read-only: for inspection and tests).
     const connection& protocol() const noexcept { return s_->conn; }
+    /// A handle through which any thread can send to this connection or close it, safely
+    /// after the connection is gone too (corows/connection_handle.hpp).
+    basic_connection_handle<Stream> handle() const;
 
     /// Called with each ping's payload (the pong is sent automatically).
     void on_ping(std::function<void(std::span<const std::uint8_t>)> f) { callbacks().on_ping = std::move(f); }
@@ -444,6 +450,8 @@ private:
     friend void run_events(std::shared_ptr<websocket<S>>,
                            std::type_identity_t<std::shared_ptr<const event_handlers<S>>>);
     friend struct detail::event_driver<Stream>;
+    template <class S>
+    friend class basic_hub;
 
     void let_go() noexcept;
 
@@ -464,3 +472,5 @@ private:
 #include <corows/impl/http.hpp>
 #include <corows/impl/read.hpp>
 #include <corows/impl/write.hpp>
+
+#include <corows/connection_handle.hpp>

@@ -1,5 +1,7 @@
 // corows::server on 127.0.0.1: many clients over two threads, raw routing, handler failures,
-// the graceful stop with its deadline, and the event mode (run_events).
+// the graceful stop with its deadline, draining for a rolling restart, and the event mode
+// (run_events).
+#include <corows/detail/drain_schedule.hpp>
 #include <corows/server.hpp>
 
 #include "test_asio.hpp"
@@ -11,10 +13,13 @@
 #include <chrono>
 #include <functional>
 #include <mutex>
+#include <numeric>
 #include <optional>
+#include <random>
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace {
 
@@ -483,6 +488,199 @@ BOOST_AUTO_TEST_CASE(stop_from_a_handler_and_before_run) {
     auto start = clock_type::now();
     early.run([](tcp_ws&) -> asio::awaitable<void> { co_return; });
     BOOST_TEST((clock_type::now() - start < 500ms));
+}
+
+BOOST_AUTO_TEST_CASE(drain_schedule_spreads_each_item_once_evenly_over_the_window) {
+    using schedule = corows::detail::drain_schedule<int>;
+    std::minstd_rand rng(7);
+    const auto start = schedule::clock::now();
+    std::vector<int> items(1000);
+    std::iota(items.begin(), items.end(), 0);
+    schedule s(items, start, 1000ms, rng);
+    BOOST_TEST(s.ticks() == corows::detail::max_drain_ticks);
+    std::vector<int> taken;
+    std::size_t fewest = items.size(), most = 0;
+    auto previous = start;
+    while (!s.done()) {
+        auto due = s.due();
+        BOOST_TEST((due >= previous && due < start + 1000ms));
+        previous = due;
+        auto share = s.take();
+        fewest = std::min(fewest, share.size());
+        most = std::max(most, share.size());
+        taken.insert(taken.end(), share.begin(), share.end());
+    }
+    BOOST_TEST(most - fewest <= 1u, "shares of " << fewest << " to " << most);
+    BOOST_TEST((previous - start > 900ms), "the last share is not near the end of the window");
+    BOOST_TEST((taken != items), "the order was not drawn");
+    std::sort(taken.begin(), taken.end());
+    BOOST_TEST((taken == items));
+
+    // A window of 0 (stop(grace)): everything at once.
+    schedule now(items, start, 0ms, rng);
+    BOOST_TEST(now.ticks() == 1u);
+    BOOST_TEST((now.due() == start));
+    BOOST_TEST(now.take().size() == items.size());
+    BOOST_TEST(now.done());
+    // A tick per item at most, a millisecond per tick at least.
+    BOOST_TEST(schedule(std::vector<int>(3), start, 10s, rng).ticks() == 3u);
+    BOOST_TEST(schedule(items, start, 5ms, rng).ticks() == 5u);
+    BOOST_TEST(schedule(std::vector<int>(), start, 10s, rng).done());
+}
+
+// What one client of draining_closes_every_client_with_1012_over_the_window saw.
+struct drained_client {
+    std::uint16_t code = 0;
+    std::string reason;
+    clock_type::time_point closed_at{};
+};
+
+// What the client that drains the server saw.
+struct drain_seen {
+    clock_type::time_point stop_called{};
+    bool draining_at_once = false;
+    clock_type::duration refused_after{};
+};
+
+// Suspends the calling coroutine for `d`.
+asio::awaitable<void> pause(std::chrono::milliseconds d) {
+    asio::steady_timer t(co_await asio::this_coro::executor, d);
+    co_await t.async_wait(asio::use_awaitable);
+}
+
+// Checks one echo, counts the connection in `connected`, then waits for the server's close.
+asio::awaitable<void> wait_for_drain(unsigned short port, std::atomic<std::size_t>& connected, drained_client& seen) {
+    tcp_ws ws = co_await connect(port);
+    co_await ws.write_text("hello");
+    auto echoed = co_await ws.read_message();
+    check_echo(echoed, "hello");
+    ++connected;
+    auto end = co_await ws.read_message();
+    seen.closed_at = clock_type::now();
+    if (end) throw std::runtime_error("message instead of close");
+    seen.code = ws.close_code();
+    seen.reason = std::string(ws.close_reason());
+}
+
+// Drains `srv` once `clients` are connected, then tries an upgrade during the notice.
+asio::awaitable<void> drain_when_connected(corows::server& srv, unsigned short port, std::atomic<std::size_t>& connected,
+                                           std::size_t clients, const corows::drain_options& d, drain_seen& seen) {
+    while (connected < clients) co_await pause(2ms);
+    seen.stop_called = clock_type::now();
+    srv.stop(d);
+    seen.draining_at_once = srv.draining();
+    co_await expect_refusal(port, "/", 503, "shutting down\n");
+    seen.refused_after = clock_type::now() - seen.stop_called;
+}
+
+BOOST_AUTO_TEST_CASE(draining_closes_every_client_with_1012_over_the_window) {
+    // Every open connection closes with 1012 at its own moment of the window, none during the
+    // notice, while an upgrade during the notice is refused with 503; run() and run_events().
+    const corows::drain_options drain{.notice = 300ms, .window = 1500ms, .grace = 2s};
+    for (bool events : {false, true}) {
+        BOOST_TEST_CONTEXT("events " << events) {
+            corows::server_options o;
+            o.threads = 2;
+            corows::server::event_handlers h;
+            h.on_message = [](tcp_ws& ws, const message& m) { ws.send(m); };
+            std::optional<running_server> rs;
+            if (events) rs.emplace(o, std::move(h));
+            else rs.emplace(o, [](tcp_ws& ws) { return echo(ws); });
+            constexpr std::size_t clients = 40;
+            auto port = rs->endpoint.port();
+            std::atomic<std::size_t> connected{0};
+            std::vector<drained_client> seen(clients);
+            drain_seen drainer;
+            std::size_t ok = run_clients(clients + 1, [&](std::size_t i) {
+                if (i == clients) return drain_when_connected(rs->srv, port, connected, clients, drain, drainer);
+                return wait_for_drain(port, connected, seen[i]);
+            });
+            BOOST_REQUIRE(ok == clients + 1);
+            BOOST_TEST(drainer.draining_at_once);
+            BOOST_TEST((drainer.refused_after < drain.notice), "the 503 came after the notice");
+            for (const auto& c : seen) {
+                BOOST_TEST(c.code == 1012);
+                BOOST_TEST(c.reason == "service restart");
+            }
+            auto [first, last] = std::minmax_element(seen.begin(), seen.end(), [](const auto& a, const auto& b) {
+                return a.closed_at < b.closed_at;
+            });
+            auto ms = [](clock_type::duration d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); };
+            BOOST_TEST_MESSAGE("closes from " << ms(first->closed_at - drainer.stop_called) << " to "
+                               << ms(last->closed_at - drainer.stop_called) << " ms after stop");
+            BOOST_TEST((first->closed_at - drainer.stop_called >= drain.notice), "a close during the notice");
+            BOOST_TEST((last->closed_at - first->closed_at > drain.window / 3), "the closes were not spread");
+            BOOST_TEST((last->closed_at - drainer.stop_called < drain.notice + drain.window + drain.grace));
+            BOOST_TEST(rs->wait_returned(5s), "run() did not return after the drain");
+        }
+    }
+}
+
+// The run_raw handler of a_raw_handler_answers_healthz_503_while_draining: GET /healthz is
+// answered from draining(); anything else becomes an echo WebSocket, even while draining
+// (a raw handler decides that itself).
+asio::awaitable<void> health_or_echo(tcp_ws& ws, std::atomic<corows::server*>& srv) {
+    corows::error_code ec;
+    corows::http_request req = co_await ws.read_request(ec);
+    if (ec) co_return;
+    if (req.path() != "/healthz") {
+        co_await ws.accept(std::move(req));
+        co_await echo(ws);
+        co_return;
+    }
+    corows::http_response res;
+    res.status = srv.load()->draining() ? 503 : 200;
+    res.fields.add("Connection", "close");
+    co_await ws.write_response(res, ec);
+}
+
+// The status line of GET /healthz on a connection of its own, as a balancer's check sends it.
+asio::awaitable<std::string> health_status(unsigned short port) {
+    asio::ip::tcp::socket sock(co_await asio::this_coro::executor);
+    co_await sock.async_connect({asio::ip::make_address("127.0.0.1"), port}, asio::use_awaitable);
+    const std::string get = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+    co_await asio::async_write(sock, asio::buffer(get), asio::use_awaitable);
+    std::string answer;
+    corows::error_code ec; // the end of the stream
+    co_await asio::async_read(sock, asio::dynamic_buffer(answer), asio::redirect_error(asio::use_awaitable, ec));
+    co_return answer.substr(0, answer.find("\r\n"));
+}
+
+BOOST_AUTO_TEST_CASE(a_raw_handler_answers_healthz_503_while_draining) {
+    std::atomic<corows::server*> self{nullptr};
+    running_server rs(corows::server_options{}, [&self](tcp_ws& ws) { return health_or_echo(ws, self); }, true);
+    self = &rs.srv;
+    const corows::drain_options drain{.notice = 500ms, .window = 200ms, .grace = 2s};
+    auto port = rs.endpoint.port();
+    std::string before, during;
+    bool draining = false, late_in_notice = false;
+    clock_type::duration first_close{};
+    std::uint16_t old_code = 0, late_code = 0;
+    std::size_t ok = run_clients(1, [&](std::size_t) -> asio::awaitable<void> {
+        before = co_await health_status(port);
+        tcp_ws old = co_await connect(port);
+        auto start = clock_type::now();
+        rs.srv.stop(drain);
+        draining = rs.srv.draining();
+        during = co_await health_status(port);
+        // A connection opened during the notice is drained like the others.
+        tcp_ws late = co_await connect(port);
+        late_in_notice = clock_type::now() - start < drain.notice;
+        if (co_await old.read_message()) throw std::runtime_error("a message instead of the close");
+        first_close = clock_type::now() - start;
+        old_code = old.close_code();
+        if (co_await late.read_message()) throw std::runtime_error("a message instead of the close");
+        late_code = late.close_code();
+    });
+    BOOST_TEST(ok == 1u);
+    BOOST_TEST(before.starts_with("HTTP/1.1 200"), before);
+    BOOST_TEST(draining);
+    BOOST_TEST(during.starts_with("HTTP/1.1 503"), during);
+    BOOST_TEST(late_in_notice);
+    BOOST_TEST((first_close >= drain.notice), "closed during the notice");
+    BOOST_TEST(old_code == 1012);
+    BOOST_TEST(late_code == 1012);
+    BOOST_TEST(rs.wait_returned(5s));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

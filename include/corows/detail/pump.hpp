@@ -18,6 +18,7 @@
 #include <span>
 #include <string_view>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 namespace corows::detail {
@@ -78,9 +79,15 @@ public:
         std::function<void(std::span<const std::uint8_t>)> on_ping;
         std::function<void(std::span<const std::uint8_t>)> on_pong;
         std::function<void(std::uint16_t, std::string_view)> on_close;
+        /// The transport closed, or the pump is going without having closed it: called
+        /// once (a hub forgets the connection's subscriptions here).
+        std::function<void()> on_gone;
     };
 
     pump(Stream&& s, std::shared_ptr<const options> o) : stream(std::move(s)), conn(std::move(o)) {}
+    pump(const pump&) = delete;
+    pump& operator=(const pump&) = delete;
+    ~pump() { gone(); }
 
     Stream stream;
     connection conn;
@@ -296,6 +303,12 @@ public:
         close_transport(stream);
         if (deadline_) deadline_->cancel();
         notify();
+        gone();
+    }
+
+    /// Runs on_gone once, if set.
+    void gone() noexcept {
+        if (cb && cb->on_gone) std::exchange(cb->on_gone, {})();
     }
 
     /// The connection's state moved: arms its deadline, sends what it queued and, once it is

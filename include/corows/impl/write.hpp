@@ -118,6 +118,13 @@ error_code queue_prepared(const std::shared_ptr<pump<Stream>>& s, const std::sha
     return ec;
 }
 
+/// Queues `pm` without waiting, if the queue has room; false if it queued nothing.
+template <class Stream>
+bool send_prepared(const std::shared_ptr<pump<Stream>>& s, const std::shared_ptr<const prepared_message>& pm) {
+    if (s->conn.write_status() || !s->conn.has_room()) return false;
+    return !queue_prepared(s, pm);
+}
+
 /// Queues a message without waiting, if the queue has room.
 template <class Stream>
 bool send_now(const std::shared_ptr<pump<Stream>>& s, std::span<const std::uint8_t> payload, message_kind kind,
@@ -171,9 +178,7 @@ auto websocket<Stream>::write_binary(std::span<const std::uint8_t> data, Token&&
 
 template <class Stream>
 bool websocket<Stream>::send(const std::shared_ptr<const prepared_message>& pm) {
-    const auto& s = s_;
-    if (s->conn.write_status() || !s->conn.has_room()) return false;
-    return !detail::queue_prepared(s, pm);
+    return detail::send_prepared(s_, pm);
 }
 
 template <class Stream>

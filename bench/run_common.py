@@ -1,0 +1,120 @@
+"""What the benchmark drivers (bench/echo/run.py, bench/fanout/run.py) share: free ports, a
+server process started and listening, the load generators' `key=value` lines, and a few
+formatters. Imported from the bench directory, which each driver puts on sys.path.
+"""
+import os
+import platform
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+
+class Ports:
+    """Ports nothing listens on, counting up from `first` (exclusive)."""
+
+    def __init__(self, first):
+        self.last = first
+
+    def free(self):
+        """A new port each call, so that a server never meets TIME_WAIT from an earlier one."""
+        while True:
+            self.last += 1
+            with socket.socket() as s:
+                try:
+                    s.bind(("127.0.0.1", self.last))
+                    return self.last
+                except OSError:
+                    continue
+
+
+class ServerProcess:
+    """A server process, started in `cwd` (pinned to core `cpu` unless that is None) and
+    listening on `port` within `wait` seconds, or RuntimeError."""
+
+    def __init__(self, name, cmd, port, cwd, cpu, wait):
+        self.name, self.port = name, port
+        if cpu is not None:
+            cmd = ["taskset", "-c", cpu] + cmd
+        # A file, not a pipe: a server that logs every dropped connection must never block on
+        # a full pipe. taskset execs the server, so this pid is the server's own.
+        self.log = tempfile.TemporaryFile(mode="w+")
+        self.proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=self.log)
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"{name} exited at start: {self.errors()}")
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                    break
+            except OSError:
+                time.sleep(0.05)
+        else:
+            self.stop()
+            raise RuntimeError(f"{name} does not listen on port {port}")
+
+    def errors(self):
+        """The end of what the process wrote to stderr."""
+        self.log.seek(0)
+        return self.log.read().strip()[-300:]
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def rss_kib(self):
+        with open(f"/proc/{self.proc.pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        raise RuntimeError("no VmRSS")
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+def parse_line(line):
+    """The key=value fields of a load generator's line, as a dict of strings."""
+    out = {}
+    for field in line.split():
+        if "=" in field:
+            k, v = field.split("=", 1)
+            out[k] = v
+    return out
+
+
+def fmt_rate(v):
+    if v is None:
+        return "n/a"
+    if v >= 10000:
+        return f"{v / 1000:.0f}k"
+    if v >= 1000:
+        return f"{v / 1000:.1f}k"
+    return f"{v:.0f}"
+
+
+def fmt_ratio(a, b):
+    if a is None or b is None or b == 0:
+        return "n/a"
+    return f"{a / b:.2f}x"
+
+
+def machine():
+    """CPU model, cores and kernel, for the results' heading."""
+    cpu = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} cores, Linux {platform.release()}"
