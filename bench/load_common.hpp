@@ -1,6 +1,6 @@
 // What the load generators of bench/ share (echo/echo_load.cpp, fanout/fanout_load.cpp):
-// strict number parsing for their arguments, a latency histogram, CPU time of this and of
-// other processes, and the file descriptor limit.
+// their command-line walk with strict number parsing, a latency histogram, CPU time of this
+// and of other processes, and the file descriptor limit.
 #pragma once
 
 #include <sys/resource.h>
@@ -10,6 +10,7 @@
 #include <array>
 #include <bit>
 #include <cctype>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -38,6 +39,35 @@ inline double parse_number(std::string_view arg, const std::string& text, double
     }
     return v;
 }
+
+// A command line, one option at a time: `for (args a(argc, argv); a.next();)`.
+class args {
+public:
+    args(int argc, char** argv) : argc_(argc), argv_(argv) {}
+    // Moves to the next option; false after the last.
+    bool next() {
+        if (++i_ >= argc_) return false;
+        arg_ = argv_[i_];
+        return true;
+    }
+    // The current option.
+    std::string_view arg() const { return arg_; }
+    // The current option's value (the next argument), or invalid_argument.
+    std::string value() {
+        if (i_ + 1 >= argc_) throw std::invalid_argument(std::string(arg_) + " needs a value");
+        return argv_[++i_];
+    }
+    // The value as a number in lo..hi, or invalid_argument.
+    double number(double lo, double hi) { return parse_number(arg_, value(), lo, hi); }
+    // The value as a whole count in lo..hi, or invalid_argument.
+    std::size_t count(double lo, double hi) { return static_cast<std::size_t>(number(lo, hi)); }
+
+private:
+    int argc_;
+    char** argv_;
+    int i_ = 0;
+    std::string_view arg_;
+};
 
 // Log-linear buckets over nanoseconds: exact below 128 ns, then 64 buckets per power of two
 // (under 1.6% error), up to about 2^40 ns. Fixed size: recording never allocates.

@@ -85,27 +85,22 @@ struct settings {
 
 settings parse_args(int argc, char** argv) {
     settings s;
-    for (int i = 1; i < argc; ++i) {
-        std::string_view arg = argv[i];
-        auto value = [&]() -> std::string {
-            if (i + 1 >= argc) throw std::invalid_argument(std::string(arg) + " needs a value");
-            return argv[++i];
-        };
-        auto count = [&](double lo, double hi) { return static_cast<std::size_t>(parse_number(arg, value(), lo, hi)); };
-        if (arg == "--url") s.url = value();
-        else if (arg == "--name") s.name = value();
-        else if (arg == "--connections") s.connections = count(1, 1e6);
-        else if (arg == "--depth") s.depth = count(1, 1e5);
-        else if (arg == "--size") s.size = count(0, 64.0 * 1024 * 1024);
+    for (args a(argc, argv); a.next();) {
+        std::string_view arg = a.arg();
+        if (arg == "--url") s.url = a.value();
+        else if (arg == "--name") s.name = a.value();
+        else if (arg == "--connections") s.connections = a.count(1, 1e6);
+        else if (arg == "--depth") s.depth = a.count(1, 1e5);
+        else if (arg == "--size") s.size = a.count(0, 64.0 * 1024 * 1024);
         else if (arg == "--text") s.kind = payload_kind::text;
         else if (arg == "--binary") s.kind = payload_kind::binary;
         else if (arg == "--json") s.kind = payload_kind::json;
         else if (arg == "--deflate") s.deflate = true;
-        else if (arg == "--seconds") s.seconds = parse_number(arg, value(), 0.01, 1e6);
-        else if (arg == "--warmup") s.warmup = parse_number(arg, value(), 0, 1e6);
+        else if (arg == "--seconds") s.seconds = a.number(0.01, 1e6);
+        else if (arg == "--warmup") s.warmup = a.number(0, 1e6);
         else if (arg == "--hold") s.hold = true;
-        else if (arg == "--rounds") s.rounds = count(0, 1e9);
-        else if (arg == "--server-pid") s.server_pid = static_cast<long>(count(1, 1e9));
+        else if (arg == "--rounds") s.rounds = a.count(0, 1e9);
+        else if (arg == "--server-pid") s.server_pid = static_cast<long>(a.count(1, 1e9));
         else throw std::invalid_argument("unknown argument " + std::string(arg));
     }
     return s;

@@ -100,34 +100,29 @@ std::vector<long> parse_list(std::string_view arg, const std::string& text, doub
 
 settings parse_args(int argc, char** argv) {
     settings s;
-    for (int i = 1; i < argc; ++i) {
-        std::string_view arg = argv[i];
-        auto value = [&]() -> std::string {
-            if (i + 1 >= argc) throw std::invalid_argument(std::string(arg) + " needs a value");
-            return argv[++i];
-        };
-        auto count = [&](double lo, double hi) { return static_cast<std::size_t>(parse_number(arg, value(), lo, hi)); };
+    for (args a(argc, argv); a.next();) {
+        std::string_view arg = a.arg();
         if (arg == "--ports") {
             s.ports.clear();
-            for (long p : parse_list(arg, value(), 1, 65535)) s.ports.push_back(static_cast<unsigned short>(p));
+            for (long p : parse_list(arg, a.value(), 1, 65535)) s.ports.push_back(static_cast<unsigned short>(p));
         } else if (arg == "--protocol") {
-            auto v = value();
+            auto v = a.value();
             if (v == "corows") s.proto = protocol::corows;
             else if (v == "socketio") s.proto = protocol::socketio;
             else throw std::invalid_argument("--protocol is corows or socketio");
-        } else if (arg == "--name") s.name = value();
-        else if (arg == "--host") s.host = value();
-        else if (arg == "--subscribers") s.subscribers = count(1, 1e6);
+        } else if (arg == "--name") s.name = a.value();
+        else if (arg == "--host") s.host = a.value();
+        else if (arg == "--subscribers") s.subscribers = a.count(1, 1e6);
         // At least 10: the first and last tenth are left out of the figures.
-        else if (arg == "--messages") s.messages = count(10, 1e8);
+        else if (arg == "--messages") s.messages = a.count(10, 1e8);
         // Room for the sequence number and the time stamp; Socket.IO nodes refuse packets
         // over 1 MB by default.
-        else if (arg == "--size") s.size = count(32, 1e6 - 100);
-        else if (arg == "--window") s.window = count(1, 1e6), s.rate = 0;
-        else if (arg == "--rate") s.rate = parse_number(arg, value(), 0.1, 1e8);
-        else if (arg == "--server-pids") s.server_pids = parse_list(arg, value(), 1, 1e9);
-        else if (arg == "--redis-pid") s.redis_pid = static_cast<long>(count(1, 1e9));
-        else if (arg == "--stall") s.stall = parse_number(arg, value(), 0.1, 1e6);
+        else if (arg == "--size") s.size = a.count(32, 1e6 - 100);
+        else if (arg == "--window") s.window = a.count(1, 1e6), s.rate = 0;
+        else if (arg == "--rate") s.rate = a.number(0.1, 1e8);
+        else if (arg == "--server-pids") s.server_pids = parse_list(arg, a.value(), 1, 1e9);
+        else if (arg == "--redis-pid") s.redis_pid = static_cast<long>(a.count(1, 1e9));
+        else if (arg == "--stall") s.stall = a.number(0.1, 1e6);
         else throw std::invalid_argument("unknown argument " + std::string(arg));
     }
     if (s.ports.empty()) throw std::invalid_argument("--ports is required");

@@ -106,10 +106,9 @@ public:
     }
     /// Publishes one `kind` message with `payload` (copied), as publish(topic, pm). Any thread.
     void publish(std::string_view topic, std::span<const std::uint8_t> payload, message_kind kind) {
-        auto& b = core_->opts.backplane;
-        if (!b && !core_->has_topic(topic)) return; // nobody to frame it for
-        core_->deliver_local(topic, prepared_message::make(payload, kind));
-        if (b) b->publish(topic, payload, kind);
+        // Framed only for a topic held here; the backplane copies the payload its own way.
+        if (core_->has_topic(topic)) core_->deliver_local(topic, prepared_message::make(payload, kind));
+        if (auto& b = core_->opts.backplane) b->publish(topic, payload, kind);
     }
     /// Publishes the text `text` (UTF-8), as publish(topic, pm). Any thread.
     void publish_text(std::string_view topic, std::string_view text) { publish(topic, as_bytes(text), message_kind::text); }
