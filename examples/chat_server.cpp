@@ -166,7 +166,6 @@ int main(int argc, char** argv) {
         o.threads = s.threads;
         o.connection.max_message_size = 64 * 1024;
         o.connection.deflate.enabled = true;
-        o.connection.ping_interval = std::chrono::seconds(30); // keeps idle browsers' proxies open
         corows::server srv(o);
         auto ep = srv.listen({asio::ip::make_address(s.address), s.port});
         if (s.name.empty()) s.name = ep.address().to_string() + ":" + std::to_string(ep.port());

@@ -31,10 +31,14 @@ struct options {
     std::chrono::milliseconds handshake_timeout{10'000};
     /// Time allowed for the peer to answer a close frame and close TCP; zero: unlimited.
     std::chrono::milliseconds close_timeout{5'000};
-    /// The connection is closed when nothing arrives for this long; zero: never.
-    std::chrono::milliseconds idle_timeout{0};
-    /// A ping is sent when nothing arrived for this long; zero: no keepalive pings.
-    std::chrono::milliseconds ping_interval{0};
+    /// The connection is closed when nothing arrives for this long (a pong counts); zero:
+    /// never. On by default: a peer that vanished without closing, or squats a connection
+    /// it never uses, must not hold it forever.
+    std::chrono::milliseconds idle_timeout{60'000};
+    /// A ping is sent when nothing arrived for this long; zero: no keepalive pings. The
+    /// default keeps an honest quiet peer inside idle_timeout, and traffic on the connection
+    /// inside the 60 s idle timeouts of common proxies (nginx, AWS's load balancers).
+    std::chrono::milliseconds ping_interval{25'000};
     /// permessage-deflate: off unless deflate.enabled.
     deflate_options deflate{};
     /// Limits on the HTTP head of the handshake.

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <corows/asio.hpp>
+#include <corows/detail/admission.hpp>
+#include <corows/detail/answer_and_close.hpp>
 #include <corows/detail/drain_schedule.hpp>
 #include <corows/error.hpp>
 #include <corows/options.hpp>
@@ -47,6 +49,19 @@ struct server_options {
     bool reuse_port = true;
     /// Length of the kernel's queue of connections not yet accepted.
     int backlog = asio::socket_base::max_listen_connections;
+    /// Open connections (from accept to close, handshakes included) beyond which a new one
+    /// is answered 503 with Retry-After (plain TCP; a TLS server just closes it). 0: the
+    /// descriptor limit (RLIMIT_NOFILE's soft limit when run() starts) less a reserve of a
+    /// tenth, at least 32, for the refusals and the process's own files.
+    std::size_t max_connections = 0;
+    /// Connections from one remote address beyond which a new one is answered 429. 0 (the
+    /// default): no limit, because behind a reverse proxy or a NAT every client shares one
+    /// address; set it where clients connect directly.
+    std::size_t max_connections_per_address = 0;
+    /// Opening handshakes (TLS and HTTP upgrade) in progress beyond which accepting pauses,
+    /// leaving new connections in the kernel's queue, until one ends; 0: no limit. Each lasts
+    /// at most connection.handshake_timeout.
+    std::size_t max_handshakes = 512;
     /// Grace period of stop() without an argument.
     std::chrono::milliseconds stop_timeout{5'000};
     /// Called with each exception that escapes a connection handler (on that connection's
@@ -270,6 +285,9 @@ private:
         int accepting = 0;     // accept loops running on this thread
         bool stopping = false; // stop has reached this thread
         bool finished = false; // this thread's run() is over or about to be
+        std::size_t refusing = 0; // 503/429 answers being written
+        std::vector<asio::steady_timer*> slot_waiters; // accept loops paused for a handshake slot
+        std::atomic<bool> slot_wanted{false};           // some are: wake them when a slot frees
 
         // Ends this thread's run() once stopping and nothing of the server is left.
         void maybe_finish() {
@@ -279,19 +297,26 @@ private:
             finished = true;
             deadline.cancel();
             tick.cancel();
+            wake_slot_waiters();
             work.reset();
             // Anything else still queued (the user's signal_set, say) must not keep run() going.
             ctx.stop();
         }
+        void wake_slot_waiters() {
+            for (auto* t : slot_waiters) t->cancel();
+        }
     };
 
-    // One connection; it stays registered with its thread while anyone holds it.
+    // One connection; it stays registered with its thread, and counted by the admission,
+    // while anyone holds it.
     struct connection : std::enable_shared_from_this<connection> {
-        connection(Stream s, std::shared_ptr<const options> o, worker& w)
-            : ws(std::move(s), std::move(o)), owner(&w), pos(w.live.insert(w.live.end(), this)) {}
+        connection(Stream s, std::shared_ptr<const options> o, worker& w, detail::admission& a, std::string addr)
+            : ws(std::move(s), std::move(o)), owner(&w), pos(w.live.insert(w.live.end(), this)), admitted(&a),
+              address(std::move(addr)) {}
         connection(const connection&) = delete;
         connection& operator=(const connection&) = delete;
         ~connection() {
+            admitted->release(address);
             owner->live.erase(pos);
             owner->maybe_finish();
         }
@@ -299,6 +324,8 @@ private:
         connection_type ws;
         worker* owner;
         typename std::list<connection*>::iterator pos;
+        detail::admission* admitted;
+        std::string address; // the admission's key; empty without a per-address limit
     };
 
     static server_options make_options(const options& connection, std::size_t threads) {
@@ -325,6 +352,12 @@ private:
         if (started_.exchange(true)) throw std::logic_error("corows::basic_server: run() called twice");
         handler_ = std::move(handler);
         raw_ = raw;
+        detail::admission_limits limits;
+        limits.connections = opts_.max_connections != 0 ? opts_.max_connections
+                                                         : detail::connections_for_descriptor_limit();
+        limits.per_address = opts_.max_connections_per_address;
+        limits.handshakes = opts_.max_handshakes;
+        admission_ = std::make_unique<detail::admission>(limits);
         for (std::size_t i = 0; i < workers_.size(); ++i) {
             worker& w = *workers_[i];
             w.work.emplace(w.ctx.get_executor());
@@ -360,15 +393,28 @@ private:
     }
 
     asio::awaitable<void> accept_loop(asio::ip::tcp::acceptor& acceptor, worker& w, std::size_t index) {
+        asio::steady_timer slot(w.ctx);
         struct accepting_guard {
             worker& w;
+            asio::steady_timer* slot;
             ~accepting_guard() {
+                std::erase(w.slot_waiters, slot);
                 --w.accepting;
                 w.maybe_finish();
             }
-        } guard{w};
+        } guard{w, &slot};
+        w.slot_waiters.push_back(&slot);
         std::size_t next = index;
         for (;;) {
+            // With every handshake slot taken, new connections wait in the kernel's queue.
+            while (!admission_->handshake_slot_free() && !w.stopping) {
+                w.slot_wanted.store(true);
+                if (admission_->handshake_slot_free()) break; // freed before the flag was seen
+                error_code ignored;
+                slot.expires_after(std::chrono::seconds(1));
+                co_await slot.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+            }
+            if (w.stopping || !acceptor.is_open()) break;
             worker& target = per_thread_acceptors() ? w : *workers_[next++ % workers_.size()];
             error_code ec;
             asio::ip::tcp::socket sock = co_await acceptor.async_accept(
@@ -382,9 +428,40 @@ private:
                 }
                 continue;
             }
-            asio::co_spawn(target.ctx, serve(std::move(sock), target),
+            std::string address;
+            if (admission_->limits().per_address != 0) {
+                auto peer = sock.remote_endpoint(ec);
+                if (ec) continue; // gone already
+                address = peer.address().to_string();
+            }
+            switch (admission_->admit(address)) {
+            case detail::refusal::none: break;
+            case detail::refusal::connections: refuse_connection(std::move(sock), target, 503); continue;
+            case detail::refusal::per_address: refuse_connection(std::move(sock), target, 429); continue;
+            }
+            admission_->begin_handshake();
+            asio::co_spawn(target.ctx, serve(std::move(sock), target, std::move(address)),
                            [this](std::exception_ptr e) { report(e); });
         }
+    }
+
+    // Wakes the accept loops paused for a handshake slot, on every thread.
+    void handshake_ended() {
+        if (!admission_->end_handshake()) return;
+        for (auto& w : workers_)
+            if (w->slot_wanted.exchange(false)) asio::post(w->ctx, [wp = w.get()] { wp->wake_slot_waiters(); });
+    }
+
+    // Answers a connection over a limit and closes it, without reading its request. Plain TCP
+    // gets the HTTP status; a TLS server cannot answer before its handshake and just closes.
+    void refuse_connection(asio::ip::tcp::socket sock, worker& w, int status) {
+        constexpr bool plain = std::is_same_v<Stream, asio::ip::tcp::socket>;
+        // Beyond a few answers in flight per thread (a flood), closing at once is cheaper.
+        if (!plain || w.refusing >= 64) return;
+        ++w.refusing;
+        asio::co_spawn(w.ctx, detail::answer_and_close(std::move(sock), status), [wp = &w](std::exception_ptr) {
+            --wp->refusing;
+        });
     }
 
     static bool is_closed_error(std::exception_ptr e) {
@@ -397,8 +474,17 @@ private:
         }
     }
 
-    asio::awaitable<void> serve(asio::ip::tcp::socket sock, worker& w) {
-        auto c = std::make_shared<connection>(make_stream_(std::move(sock)), connection_opts_, w);
+    asio::awaitable<void> serve(asio::ip::tcp::socket sock, worker& w, std::string address) {
+        // The handshake slot taken by the accept loop is given back once, however this ends.
+        struct handshake_slot {
+            basic_server* s;
+            void end() {
+                if (auto* held = std::exchange(s, nullptr)) held->handshake_ended();
+            }
+            ~handshake_slot() { end(); }
+        } slot{this};
+        auto c = std::make_shared<connection>(make_stream_(std::move(sock)), connection_opts_, w, *admission_,
+                                              std::move(address));
         if (w.stopping) co_return;
         if constexpr (requires(Stream& s) { s.async_handshake(Stream::server, asio::use_awaitable); }) {
             error_code ec;
@@ -419,6 +505,7 @@ private:
             co_await c->ws.accept(decide_, ec);
             if (ec) co_return; // refused: the client got its HTTP answer
         }
+        slot.end();
         if (events_) {
             // The driver holds the connection (through its websocket) until on_close returns.
             auto& ws = c->ws;
@@ -486,6 +573,7 @@ private:
             error_code ignored;
             a.close(ignored);
         }
+        w.wake_slot_waiters();
         // Open connections get a close handshake, in turn over the window; ones still in
         // their opening handshake (or serving plain HTTP in run_raw) are cut.
         std::vector<std::weak_ptr<connection>> open;
@@ -534,6 +622,7 @@ private:
     std::shared_ptr<const event_handlers> events_; // run_events() only
     upgrade_decider decide_; // 503 while draining, else opts_.on_upgrade, its exceptions reported
     bool raw_ = false;
+    std::unique_ptr<detail::admission> admission_; // made by run(); outlives the workers' connections
     std::atomic<bool> started_{false};
     std::atomic<bool> stop_requested_{false};
     std::vector<std::unique_ptr<worker>> workers_;

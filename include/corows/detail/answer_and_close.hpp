@@ -1,0 +1,45 @@
+// The answer of a server to a connection it does not admit: an HTTP status written on the raw
+// socket, before anything of the request is read.
+#pragma once
+
+#include <corows/asio.hpp>
+
+#include <chrono>
+#include <memory>
+#include <string_view>
+
+namespace corows::detail {
+
+/// Answers `status` (429, else 503) with Retry-After on `sock`, then reads and drops what the
+/// client sends until it closes, for at most a second, and closes `sock`.
+// The draining: closing with the request unread would reset the connection, and the client
+// could lose the answer.
+inline asio::awaitable<void> answer_and_close(asio::ip::tcp::socket sock, int status) {
+    struct refused {
+        asio::ip::tcp::socket sock;
+        asio::steady_timer limit;
+    };
+    auto ex = sock.get_executor();
+    auto r = std::make_shared<refused>(refused{std::move(sock), asio::steady_timer(ex)});
+    const char* text = status == 429 ? "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 1\r\n"
+                                       "Content-Length: 0\r\nConnection: close\r\n\r\n"
+                                     : "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\n"
+                                       "Content-Length: 0\r\nConnection: close\r\n\r\n";
+    error_code ec;
+    co_await asio::async_write(r->sock, asio::buffer(std::string_view(text)),
+                               asio::redirect_error(asio::use_awaitable, ec));
+    if (!ec) r->sock.shutdown(asio::ip::tcp::socket::shutdown_send, ec);
+    if (!ec) {
+        r->limit.expires_after(std::chrono::seconds(1));
+        r->limit.async_wait([r](error_code e) {
+            if (!e) r->sock.close(e);
+        });
+        char sink[512];
+        while (!ec)
+            co_await r->sock.async_read_some(asio::buffer(sink), asio::redirect_error(asio::use_awaitable, ec));
+        r->limit.cancel();
+    }
+    r->sock.close(ec);
+}
+
+} // namespace corows::detail
