@@ -1,0 +1,271 @@
+// corows::reconnecting: a client that stays connected. next() connects, and after the
+// connection ends connects again when the ending calls for it (protocol/backoff.hpp decides),
+// waiting a jittered exponential backoff or the server's Retry-After first.
+#pragma once
+
+#include <corows/asio.hpp>
+#include <corows/connect.hpp>
+#include <corows/detail/drain_schedule.hpp> // detail::jitter_seed()
+#include <corows/error.hpp>
+#include <corows/options.hpp>
+#include <corows/protocol/backoff.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace corows {
+
+/// What reconnecting::on_connect's hook learns about the connection just opened.
+struct connect_info {
+    /// 1 for the first connection, 2 for the first reconnection, and so on.
+    unsigned connection = 0;
+    /// The tries this connection took (1: the first try succeeded).
+    unsigned attempts = 0;
+    /// The time spent waiting (backoff, Retry-After) before this connection, over all its tries.
+    std::chrono::milliseconds waited{0};
+    /// What ended the previous connection (kind none before the first connection); failed
+    /// attempts since then are not counted here but in attempts.
+    disconnect_reason previous{};
+};
+
+/// A client that reconnects: each next() returns an open connection, connecting again after
+/// the previous one ended (waiting first), until the ending says not to, or stop():
+///
+///     corows::reconnecting rc("wss://feed.example.com/", opts);
+///     while (auto* ws = co_await rc.next()) {
+///         corows::message m;
+///         while (co_await ws->read_message(m)) handle(m);
+///     }
+///     // rc.reason() says why it ended
+///
+/// next() and the connections run on the executor of the coroutine that calls next(), one
+/// thread at a time (as every websocket operation); stop() may be called from any thread.
+class reconnecting {
+public:
+    /// Run on each new connection before next() returns it, e.g. to subscribe again; an
+    /// exception from it leaves next() (the connection is closed by the next next()).
+    using connect_hook = std::function<asio::awaitable<void>(client_websocket&, const connect_info&)>;
+
+    /// Connects to `url` (ws:// or wss://) with `opts`, reconnecting as `ro` says.
+    explicit reconnecting(std::string url, options opts = {}, reconnect_options ro = {})
+        : st_(std::make_shared<state>(std::move(url), std::move(opts), std::move(ro))) {}
+
+    reconnecting(const reconnecting&) = delete;
+    reconnecting& operator=(const reconnecting&) = delete;
+    /// An open connection closes as a websocket's destructor closes it. Like any I/O object,
+    /// destroy it before its io_context while a connection is open or next() is running;
+    /// afterwards, order does not matter.
+    ~reconnecting() { st_->stopped.store(true); }
+
+    /// Sends `extra` (Origin, Authorization, cookies) with every upgrade request.
+    void set_request(handshake_request extra) { st_->extra = std::move(extra); }
+    /// Verifies wss:// servers against `tls` (which must outlive this object) instead of
+    /// default_tls_context().
+    void set_tls_context(asio::ssl::context& tls) noexcept { st_->tls = &tls; }
+    /// Runs `hook` on every new connection (see connect_hook).
+    void on_connect(connect_hook hook) { st_->hook = std::move(hook); }
+
+    /// The next open connection, valid until the next call or this object's end; nullptr once
+    /// the loop is over (reason() says why). The first call connects at once; a later one
+    /// closes the previous connection if it is still open, then unless should_reconnect says
+    /// no, waits (backoff, or a refusal's Retry-After) and connects, again after each failed
+    /// attempt. Runs the on_connect hook before returning a connection. Called again after a
+    /// nullptr that stop() did not cause, it starts over with a connect at once.
+    asio::awaitable<client_websocket*> next() { return run_next(st_); }
+
+    /// Ends the loop, from any thread: a wait ends at once, a connect in progress is abandoned
+    /// when it completes, an open connection is closed (1000), and next() returns nullptr with
+    /// reason() stopped.
+    void stop() {
+        st_->stopped.store(true);
+        std::lock_guard<std::mutex> lock(st_->mutex);
+        // Nothing to interrupt once the loop is over: its io_context may be gone by then.
+        if (st_->ex && (st_->running || st_->open))
+            asio::post(*st_->ex, [w = std::weak_ptr<state>(st_)] {
+                if (auto s = w.lock()) s->interrupt();
+            });
+    }
+    /// True once stop() was called.
+    bool stopped() const noexcept { return st_->stopped.load(); }
+
+    /// Why the last connection or connect attempt ended; once next() returned nullptr, why
+    /// the loop ended (kind stopped, or the ending should_reconnect refused).
+    const disconnect_reason& reason() const noexcept { return st_->last; }
+    /// The connections opened so far.
+    unsigned connections() const noexcept { return st_->connections; }
+
+private:
+    struct state {
+        state(std::string u, options o, reconnect_options r)
+            : url(std::move(u)), opts(std::move(o)), policy(std::move(r)), waits(policy, detail::jitter_seed()) {}
+
+        // On the executor: ends a wait and the open connection's reading.
+        void interrupt() {
+            if (timer) timer->cancel();
+            if (connected && ws.is_open()) (void)ws.start_close(1000, "client stopping");
+        }
+        bool should_reconnect(const disconnect_reason& r) const {
+            return policy.should_reconnect ? policy.should_reconnect(r) : reconnect_by_default(r);
+        }
+
+        std::string url;
+        options opts;
+        reconnect_options policy;
+        handshake_request extra;
+        asio::ssl::context* tls = nullptr;
+        connect_hook hook;
+        backoff waits;
+        std::atomic<bool> stopped{false};
+        std::mutex mutex; // guards ex, running and open: stop() reads them from any thread
+        std::optional<asio::any_io_executor> ex;
+        bool running = false; // in next()
+        bool open = false;    // next() returned a connection that has not been judged yet
+        // The wait in progress; in the waiting coroutine's frame, so that no timer outlives
+        // the io_context when this object does.
+        asio::steady_timer* timer = nullptr;
+        client_websocket ws;
+        bool connected = false; // ws holds a connection opened by next()
+        std::chrono::steady_clock::time_point connected_at{};
+        disconnect_reason last;
+        disconnect_reason previous; // how the last connection ended
+        unsigned connections = 0;
+    };
+
+    // How the connection `s->ws` ended, or 0 if it is still open (the application moved on).
+    static disconnect_reason ending_of(state& s) {
+        disconnect_reason r;
+        r.kind = disconnect_kind::closed;
+        if (!s.ws.is_open()) {
+            // A connection failed by an error (a timeout, the server's protocol violation)
+            // got no close frame from the server: as good as dropped.
+            r.close_code = s.ws.close_code() != 0 ? s.ws.close_code() : 1006;
+            r.close_reason = std::string(s.ws.close_reason());
+        }
+        r.message = r.close_code == 0 ? std::string("the application left the connection open")
+                                      : "the connection closed with " + std::to_string(r.close_code);
+        if (!r.close_reason.empty()) r.message += " (" + r.close_reason + ")";
+        return r;
+    }
+
+    static disconnect_reason stopped_reason() {
+        disconnect_reason r;
+        r.kind = disconnect_kind::stopped;
+        r.message = "stopped";
+        return r;
+    }
+
+    // False if stop() ended the wait.
+    static asio::awaitable<bool> wait(std::shared_ptr<state> s, std::chrono::milliseconds d) {
+        if (s->stopped.load()) co_return false;
+        // stop() from another thread posts interrupt(), which runs only once this coroutine
+        // is suspended in the wait: the wait cannot miss it.
+        asio::steady_timer timer(co_await asio::this_coro::executor, d);
+        struct published {
+            state& s;
+            ~published() { s.timer = nullptr; }
+        } guard{*s};
+        s->timer = &timer;
+        error_code ec;
+        co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        co_return !s->stopped.load();
+    }
+
+    // Marks next() as running, and whether it leaves a connection open, for stop().
+    struct running_guard {
+        state& s;
+        explicit running_guard(state& st) : s(st) {
+            std::lock_guard<std::mutex> lock(s.mutex);
+            s.running = true;
+            s.open = false;
+        }
+        ~running_guard() {
+            std::lock_guard<std::mutex> lock(s.mutex);
+            s.running = false;
+            s.open = s.connected;
+        }
+    };
+
+    static asio::awaitable<client_websocket*> run_next(std::shared_ptr<state> s) {
+        auto ex = co_await asio::this_coro::executor;
+        {
+            std::lock_guard<std::mutex> lock(s->mutex);
+            if (!s->ex) s->ex.emplace(ex);
+        }
+        running_guard running(*s);
+        std::chrono::milliseconds waited{0};
+        if (s->connected) {
+            s->last = ending_of(*s);
+            s->previous = s->last;
+            s->connected = false;
+            s->waits.connection_lasted(std::chrono::duration_cast<std::chrono::milliseconds>(
+                std::chrono::steady_clock::now() - s->connected_at));
+            s->ws = client_websocket(); // an open one closes with 1000 in the background
+            if (s->stopped.load()) s->last = stopped_reason();
+            if (!s->should_reconnect(s->last)) co_return nullptr;
+            const auto d = s->waits.next_delay();
+            waited += d;
+            if (!co_await wait(s, d)) {
+                s->last = stopped_reason();
+                co_return nullptr;
+            }
+        }
+        for (unsigned attempts = 1;; ++attempts) {
+            if (s->stopped.load()) {
+                s->last = stopped_reason();
+                co_return nullptr;
+            }
+            error_code ec;
+            connect_failure why;
+            client_websocket ws;
+            if (s->tls) ws = co_await connect(s->url, s->opts, *s->tls, s->extra, ec, why);
+            else ws = co_await connect(s->url, s->opts, s->extra, ec, why);
+            if (s->stopped.load()) {
+                s->last = stopped_reason();
+                co_return nullptr; // `ws` closes as it goes
+            }
+            if (!ec) {
+                s->ws = std::move(ws);
+                s->connected = true;
+                s->connected_at = std::chrono::steady_clock::now();
+                connect_info info;
+                info.connection = ++s->connections;
+                info.attempts = attempts;
+                info.waited = waited;
+                info.previous = s->previous;
+                if (s->hook) co_await s->hook(s->ws, info);
+                co_return &s->ws;
+            }
+            disconnect_reason r;
+            r.kind = disconnect_kind::connect_failed;
+            r.error = ec;
+            r.message = why.message;
+            if (why.response) {
+                r.status = why.response->status;
+                if (auto v = why.response->find("Retry-After"))
+                    r.retry_after = parse_retry_after(*v, std::chrono::system_clock::now());
+            }
+            s->last = std::move(r);
+            if (!s->should_reconnect(s->last)) co_return nullptr;
+            // Retry-After is only honoured from a server saying "later" (429, 503), as RFC
+            // 9110 §10.2.3 has it; elsewhere the field means nothing for a retry.
+            const bool later = s->last.status == 429 || s->last.status == 503;
+            const auto d = later && s->last.retry_after ? s->waits.next_delay(*s->last.retry_after)
+                                                        : s->waits.next_delay();
+            waited += d;
+            if (!co_await wait(s, d)) {
+                s->last = stopped_reason();
+                co_return nullptr;
+            }
+        }
+    }
+
+    std::shared_ptr<state> st_;
+};
+
+} // namespace corows
