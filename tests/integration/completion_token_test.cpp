@@ -39,6 +39,14 @@ struct background_context {
 /// Client settings that outlive every operation started with them.
 const corows::options client_options;
 
+// Runs `ctx` until `f` is ready: an open connection's keepalive timer keeps run() from
+// returning by itself.
+template <class T>
+T run_for_result(asio::io_context& ctx, std::future<T>& f) {
+    while (f.wait_for(std::chrono::seconds(0)) != std::future_status::ready) ctx.run_one();
+    return f.get();
+}
+
 /// Runs `ctx` until `done()` or for at most `limit`.
 template <class Done>
 void run_until(asio::io_context& ctx, Done done, std::chrono::milliseconds limit) {
@@ -90,9 +98,7 @@ BOOST_AUTO_TEST_CASE(callbacks_chain_on_the_connection_thread) {
     asio::io_context ctx;
     tcp_ws ws = [&] {
         auto f = asio::co_spawn(ctx, connect_ws_to(srv.port(), client_options), asio::use_future);
-        ctx.run();
-        ctx.restart();
-        return f.get();
+        return run_for_result(ctx, f);
     }();
     corows::message m;
     corows::error_code write_ec = corows::error::timeout, read_ec = corows::error::timeout, close_ec = corows::error::timeout;
@@ -128,9 +134,7 @@ BOOST_AUTO_TEST_CASE(a_callback_runs_on_its_bound_executor) {
     server_thread srv(corows::server_options(), echo);
     asio::io_context ctx;
     auto f = asio::co_spawn(ctx, connect_ws_to(srv.port(), client_options), asio::use_future);
-    ctx.run();
-    ctx.restart();
-    tcp_ws ws = f.get();
+    tcp_ws ws = run_for_result(ctx, f);
     auto strand = asio::make_strand(ctx);
     bool in_strand = false;
     bool done = false;
