@@ -2,9 +2,12 @@
 // that comes back on its own line. After the end of input and the last echo it closes (1000)
 // and exits 0.
 //
-//   echo_client [--url ws://127.0.0.1:9001/] [--deflate] [--ca FILE]
+//   echo_client [--url ws://127.0.0.1:9001/] [--deflate] [--ca FILE] [--proxy URL]
 //
 // wss:// URLs verify the server against the system's CAs, or against FILE with --ca.
+// --proxy http://[user:password@]host:port (HTTP CONNECT) or socks5[h]://... goes through that
+// proxy; without it the environment's is used, as curl does (https_proxy, http_proxy,
+// all_proxy, no_proxy).
 //
 // Autobahn test-client mode, as the Autobahn TestSuite's fuzzing server expects of a client:
 //
@@ -45,6 +48,7 @@ struct settings {
     std::string url = "ws://127.0.0.1:9001/";
     bool deflate = false;
     std::string ca;
+    std::string proxy; // empty: the environment's, if any
     // Autobahn mode, when `autobahn` (the fuzzing server's base URL) is set.
     std::string autobahn;
     std::string agent = "corows";
@@ -72,6 +76,7 @@ settings parse_args(int argc, char** argv) {
         if (arg == "--url") s.url = value();
         else if (arg == "--deflate") s.deflate = true;
         else if (arg == "--ca") s.ca = value();
+        else if (arg == "--proxy") s.proxy = value();
         else if (arg == "--autobahn") s.autobahn = value();
         else if (arg == "--agent") s.agent = value();
         else if (arg == "--timeout") s.timeout_seconds = parse_int(arg, value(), 0, 3600);
@@ -171,6 +176,8 @@ asio::awaitable<void> session(const settings& s, std::shared_ptr<input> in, std:
     corows::options o;
     o.max_message_size = 64 * 1024 * 1024;
     o.deflate = s.offer;
+    o.proxy = s.proxy;
+    o.proxy_from_environment = true;
     asio::ssl::context tls(asio::ssl::context::tls_client);
     if (s.ca.empty()) tls.set_default_verify_paths();
     else tls.load_verify_file(s.ca);

@@ -58,6 +58,9 @@ public:
         case error::backplane_error: return "the backplane's server answered with an error";
         case error::redis_auth_failed: return "Redis refused the authentication";
         case error::redis_protocol_error: return "malformed, unexpected or oversized data from Redis";
+        case error::proxy_refused: return "the proxy refused the tunnel";
+        case error::proxy_auth_failed: return "the proxy needs credentials or refused them";
+        case error::proxy_protocol_error: return "malformed, unexpected or oversized data from the proxy";
         }
         return "unknown corows error";
     }

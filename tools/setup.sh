@@ -7,7 +7,8 @@
 corows_packages=(meson ninja-build g++ pkg-config libasio-dev zlib1g-dev libdeflate-dev
                  libboost1.81-dev libboost-test1.81-dev
                  libssl-dev openssl curl python3 python3-websockets clang-16 libclang-rt-16-dev
-                 libc++-16-dev libc++abi-16-dev cmake libhiredis-dev redis-server haproxy)
+                 libc++-16-dev libc++abi-16-dev cmake libhiredis-dev redis-server haproxy
+                 tinyproxy microsocks)
 
 install_missing() {
     local missing=() p

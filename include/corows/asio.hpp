@@ -28,6 +28,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/read.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/socket_base.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -79,6 +80,7 @@ using system_error = ::boost::system::system_error;
 #include <asio/ip/tcp.hpp>
 #include <asio/local/stream_protocol.hpp>
 #include <asio/post.hpp>
+#include <asio/read.hpp>
 #include <asio/redirect_error.hpp>
 #include <asio/socket_base.hpp>
 #include <asio/steady_timer.hpp>

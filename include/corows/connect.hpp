@@ -9,8 +9,10 @@
 #include <corows/asio.hpp>
 #include <corows/client_stream.hpp>
 #include <corows/detail/initiate.hpp>
+#include <corows/detail/proxy_tunnel.hpp>
 #include <corows/error.hpp>
 #include <corows/options.hpp>
+#include <corows/protocol/proxy.hpp>
 #include <corows/protocol/url.hpp>
 #include <corows/websocket.hpp>
 
@@ -21,6 +23,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <optional>
 #include <string_view>
 #include <memory>
@@ -59,14 +62,19 @@ enum class connect_phase : std::uint8_t {
     tcp_connect,   ///< no address accepted the TCP connection
     tls_handshake, ///< wss://: TLS failed (certificate, protocol)
     http_upgrade,  ///< the WebSocket handshake failed or was refused
+    proxy,         ///< the proxy refused or failed the tunnel (after TCP reached it)
 };
 
 /// What connect() knows about a failure beyond its error_code.
 struct connect_failure {
     connect_phase phase = connect_phase::url; ///< where it failed
-    std::string peer;    ///< "host:port", with the address tried last once known ("localhost:80 (127.0.0.1:80)")
-    std::string detail;  ///< more from below: OpenSSL's verify result ("certificate has expired"), a hint
-    std::optional<http_response> response; ///< a refused upgrade's answer, with up to max_refusal_body of body
+    /// "host:port", with the address tried last once known ("localhost:80 (127.0.0.1:80)"); through
+    /// a proxy "proxy 127.0.0.1:3128 for example.com:443"
+    std::string peer;
+    std::string detail;  ///< more from below: OpenSSL's verify result ("certificate has expired"), the proxy's refusal, a hint
+    /// A refused upgrade's answer, with up to max_refusal_body of body; or an HTTP proxy's
+    /// refusal of CONNECT (head only)
+    std::optional<http_response> response;
     std::string message; ///< what connect_error::what() says: phase, peer, error and detail
 };
 
@@ -114,6 +122,14 @@ struct connect_attempt {
     connect_phase phase = connect_phase::resolve;
     std::string tried; // the addresses TCP connect tried, in order
     asio::ip::tcp::endpoint last;
+    proxy_outcome proxy;
+};
+
+// Where open_transport() goes: straight to the URL's host, or through a proxy.
+struct connect_route {
+    const url& target;
+    const proxy_url* proxy = nullptr; // nullptr: no proxy
+    http_limits limits;                // bound the proxy's answer
 };
 
 /// "address:port", with an IPv6 address in brackets.
@@ -125,8 +141,11 @@ inline std::string endpoint_text(const asio::ip::tcp::endpoint& e) {
 
 // Resolve, connect and (for wss) the TLS handshake; the WebSocket handshake is bounded by the
 // websocket's own handshake timeout.
-inline asio::awaitable<error_code> open_transport(std::shared_ptr<connect_attempt> a, const url& u,
+inline asio::awaitable<error_code> open_transport(std::shared_ptr<connect_attempt> a, const connect_route& route,
                                                   std::chrono::milliseconds limit) {
+    const url& u = route.target;
+    const std::string& dial_host = route.proxy ? route.proxy->host : u.host;
+    const std::uint16_t dial_port = route.proxy ? route.proxy->port : u.port;
     if (limit.count() > 0) {
         a->timer.expires_after(limit);
         a->timer.async_wait([w = std::weak_ptr<connect_attempt>(a)](error_code ec) {
@@ -142,7 +161,7 @@ inline asio::awaitable<error_code> open_transport(std::shared_ptr<connect_attemp
     error_code ec;
     // No AI_ADDRCONFIG: it ignores loopback addresses, so "localhost" would not resolve on a
     // machine with no other interface. Unusable addresses just fail and the next is tried.
-    auto endpoints = co_await a->resolver.async_resolve(u.host, std::to_string(u.port),
+    auto endpoints = co_await a->resolver.async_resolve(dial_host, std::to_string(dial_port),
                                                         asio::ip::resolver_base::numeric_service,
                                                         asio::redirect_error(asio::use_awaitable, ec));
     if (!ec && !a->timed_out) {
@@ -156,6 +175,13 @@ inline asio::awaitable<error_code> open_transport(std::shared_ptr<connect_attemp
         };
         co_await asio::async_connect(a->stream.lowest_layer(), endpoints, note,
                                      asio::redirect_error(asio::use_awaitable, ec));
+    }
+    if (!ec && !a->timed_out && route.proxy) {
+        a->phase = connect_phase::proxy;
+        // The exchange runs on the TCP socket itself: for wss:// TLS starts once the tunnel is open.
+        auto& socket = a->stream.tls() ? a->stream.tls()->next_layer() : *a->stream.plain();
+        ec = co_await open_proxy_tunnel(socket, a->resolver, *route.proxy, u, route.limits, a->proxy);
+        if (ec && a->proxy.resolving) a->phase = connect_phase::resolve;
     }
     if (!ec && !a->timed_out) {
         if (auto* tls = a->stream.tls()) {
@@ -192,21 +218,38 @@ inline error_code prepare_tls(client_stream::tls_stream& s, const url& u) {
     return ec;
 }
 
-/// The sentence connect_error::what() says for `f` failing with `ec`.
+/// The sentence connect_error::what() says for `f` failing with `ec`; `url_text` is the proxy's
+/// URL (redacted) when `bad_proxy_url`.
 inline std::string describe_failure(const connect_failure& f, error_code ec, std::string_view url_text,
-                                    std::chrono::milliseconds limit) {
+                                    std::chrono::milliseconds limit, bool bad_proxy_url = false) {
     std::string out = "corows::connect: ";
     switch (f.phase) {
-    case connect_phase::url: out += "bad URL \""; out += url_text; out += "\""; break;
+    case connect_phase::url:
+        out += bad_proxy_url ? "bad proxy URL \"" : "bad URL \"";
+        out += url_text;
+        out += "\"";
+        break;
     case connect_phase::resolve: out += "resolving " + f.peer; break;
     case connect_phase::tcp_connect: out += "TCP connect to " + f.peer; break;
     case connect_phase::tls_handshake: out += "TLS handshake with " + f.peer; break;
     case connect_phase::http_upgrade: out += "WebSocket upgrade with " + f.peer; break;
+    case connect_phase::proxy: out += "tunnel through " + f.peer; break;
     }
     if (ec == error::timeout) out += " timed out after " + std::to_string(limit.count()) + " ms (handshake_timeout)";
     else out += " failed: " + ec.message();
     if (!f.detail.empty()) out += " (" + f.detail + ")";
     return out;
+}
+
+// The proxy connect() goes through for `u` as `opts` say: its URL text (empty: none) and the
+// variable it came from.
+inline proxy_choice choose_proxy(const url& u, const options& opts) {
+    if (!opts.proxy.empty()) return {opts.proxy, "options::proxy"};
+    if (!opts.proxy_from_environment) return {};
+    return proxy_from_environment(u, [](const std::string& name) -> std::optional<std::string> {
+        const char* v = std::getenv(name.c_str());
+        return v ? std::optional<std::string>(v) : std::nullopt;
+    });
 }
 
 inline asio::awaitable<client_websocket> run_connect(std::shared_ptr<const connect_request> r, error_code* out,
@@ -215,32 +258,60 @@ inline asio::awaitable<client_websocket> run_connect(std::shared_ptr<const conne
     error_code ec;
     connect_failure why;
     url u = parse_url(r->url, ec);
-    const std::string host_port = u.host_is_ip() && u.host.find(':') != std::string::npos
-                                      ? "[" + u.host + "]:" + std::to_string(u.port)
-                                      : u.host + ":" + std::to_string(u.port);
+    const std::string host_port = authority_text(u.host, u.port);
+    std::string url_text = r->url;
+    bool bad_proxy_url = false;
+    std::optional<proxy_url> proxy;
+    proxy_choice via;
+    if (!ec) {
+        via = choose_proxy(u, r->opts);
+        if (!via.url.empty()) {
+            proxy_url p = parse_proxy_url(via.url, ec);
+            // The proxy URL, not the target's, is what was wrong; its credentials stay out.
+            if (ec) {
+                url_text = redact_proxy_url(via.url);
+                bad_proxy_url = true;
+                why.detail = "from " + via.variable;
+            } else {
+                proxy = std::move(p);
+            }
+        }
+    }
+    // Through a proxy every phase names both: the proxy is what TCP reached, the target what TLS
+    // and the upgrade spoke to.
+    auto peer_text = [&](const std::string& dialed) { return proxy ? "proxy " + dialed + " for " + host_port : dialed; };
     client_stream stream = !ec && u.secure ? client_stream(ex, r->tls ? *r->tls : default_tls_context())
                                            : client_stream(ex);
     if (!ec) {
         why.phase = connect_phase::tls_handshake;
-        why.peer = host_port;
+        why.peer = peer_text(proxy ? proxy->authority() : host_port);
     }
     if (auto* tls = stream.tls()) ec = prepare_tls(*tls, u);
     if (!ec) {
         auto a = std::make_shared<connect_attempt>(std::move(stream));
-        ec = co_await open_transport(a, u, r->opts.handshake_timeout);
+        const connect_route route{u, proxy ? &*proxy : nullptr, r->opts.http};
+        ec = co_await open_transport(a, route, r->opts.handshake_timeout);
         why.phase = a->phase;
         if (!a->tried.empty()) {
             const auto addr = endpoint_text(a->last);
-            if (addr != host_port) why.peer = host_port + " (" + addr + ")";
+            const std::string dialed = proxy ? proxy->authority() : host_port;
+            why.peer = peer_text(addr != dialed ? dialed + " (" + addr + ")" : dialed);
         }
         if (ec && a->phase == connect_phase::tcp_connect && a->tried.find(',') != std::string::npos)
             why.detail = "tried " + a->tried;
+        if (ec && a->phase == connect_phase::proxy) {
+            why.detail = std::move(a->proxy.detail);
+            why.response = std::move(a->proxy.response);
+        }
         if (ec && a->phase == connect_phase::tls_handshake) {
             if (auto* tls = a->stream.tls()) {
                 const long verify = SSL_get_verify_result(tls->native_handle());
                 if (verify != X509_V_OK) why.detail = X509_verify_cert_error_string(verify);
             }
         }
+        // A proxy nobody named in the code: say where it came from.
+        if (ec && proxy && via.variable != "options::proxy" && a->phase != connect_phase::tls_handshake)
+            why.detail += (why.detail.empty() ? "proxy from " : "; proxy from ") + via.variable;
         stream = std::move(a->stream);
     }
     client_websocket ws(std::move(stream), r->opts);
@@ -257,7 +328,7 @@ inline asio::awaitable<client_websocket> run_connect(std::shared_ptr<const conne
         }
     }
     if (ec) {
-        why.message = describe_failure(why, ec, r->url, r->opts.handshake_timeout);
+        why.message = describe_failure(why, ec, url_text, r->opts.handshake_timeout, bad_proxy_url);
         if (!out) throw connect_error(ec, std::move(why));
         if (why_out) *why_out = std::move(why);
     }
@@ -291,9 +362,10 @@ inline asio::awaitable<client_websocket> connect(std::string url) {
     return detail::start_connect(std::move(url), options{}, nullptr, handshake_request{}, nullptr);
 }
 
-/// As connect(url), with `opts`. opts.handshake_timeout bounds TCP connect and TLS handshake
-/// together (error::timeout), then the WebSocket handshake again; a name lookup stuck in the
-/// system resolver is abandoned but only reported when getaddrinfo() returns.
+/// As connect(url), with `opts`. opts.handshake_timeout bounds TCP connect, the proxy exchange
+/// (opts.proxy, opts.proxy_from_environment) and TLS handshake together (error::timeout), then
+/// the WebSocket handshake again; a name lookup stuck in the system resolver is abandoned but
+/// only reported when getaddrinfo() returns.
 inline asio::awaitable<client_websocket> connect(std::string url, const options& opts) {
     return detail::start_connect(std::move(url), opts, nullptr, handshake_request{}, nullptr);
 }

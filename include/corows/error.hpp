@@ -62,6 +62,10 @@ enum class error {
     backplane_error,        ///< the backplane's server answered a command with an error
     redis_auth_failed,      ///< Redis refused the credentials (or wants some and got none)
     redis_protocol_error,   ///< Redis sent malformed, unexpected or oversized data
+    // --- client proxies (corows/protocol/proxy.hpp; appended) ---
+    proxy_refused,          ///< the HTTP proxy answered CONNECT with a status other than 2xx or 407
+    proxy_auth_failed,      ///< the proxy wants credentials (407, SOCKS5) or refused the ones sent
+    proxy_protocol_error,   ///< the proxy sent malformed, unexpected or oversized data
 };
 
 /// The category of corows::error values; name() is "corows".

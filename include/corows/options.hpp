@@ -47,6 +47,16 @@ struct options {
     std::vector<std::string> subprotocols{};
     /// Disable Nagle's algorithm: the send queue already batches small frames.
     bool tcp_nodelay = true;
+    /// Client: connect() goes through this proxy: http://[user:password@]host[:port] (an HTTP
+    /// CONNECT tunnel), socks5://... (the client resolves the target) or socks5h://... (the
+    /// proxy does); no scheme means http://, no port 1080 (as curl); user and password are
+    /// percent-decoded. Empty: none (or the environment's, see below).
+    std::string proxy{};
+    /// Client: with `proxy` empty, take it from the environment as curl does: https_proxy or
+    /// HTTPS_PROXY for wss://, http_proxy (lower case only) for ws://, then all_proxy or
+    /// ALL_PROXY; no_proxy or NO_PROXY (comma-separated hosts and domains, "*" for all) exempts
+    /// a host.
+    bool proxy_from_environment = false;
 };
 
 } // namespace corows
