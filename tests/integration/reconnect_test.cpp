@@ -393,7 +393,8 @@ BOOST_AUTO_TEST_CASE(stop_ends_a_wait_or_a_connection_at_once) {
                     rc.stop();
                 };
                 if (same_thread) {
-                    asio::co_spawn(co_await asio::this_coro::executor, [&, before]() -> asio::awaitable<void> {
+                    auto ex = co_await asio::this_coro::executor;
+                    asio::co_spawn(ex, [&, before]() -> asio::awaitable<void> {
                         while (requests.load() == before) co_await sleep(5ms);
                         co_await sleep(200ms);
                         stopped_at = clock_type::now();
