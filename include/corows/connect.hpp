@@ -8,6 +8,7 @@
 
 #include <corows/asio.hpp>
 #include <corows/client_stream.hpp>
+#include <corows/detail/happy_eyeballs.hpp>
 #include <corows/detail/initiate.hpp>
 #include <corows/detail/proxy_tunnel.hpp>
 #include <corows/error.hpp>
@@ -30,6 +31,7 @@
 #include <string>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 namespace corows {
 
@@ -111,12 +113,14 @@ struct connect_request {
     handshake_request extra;
 };
 
-// What the connect deadline has to reach: the resolver and the socket being connected.
+// What the connect deadline has to reach: the resolver and the sockets being connected.
 struct connect_attempt {
     explicit connect_attempt(client_stream s)
-        : stream(std::move(s)), resolver(stream.get_executor()), timer(stream.get_executor()) {}
+        : stream(std::move(s)), resolver(stream.get_executor()), race(stream.get_executor()),
+          timer(stream.get_executor()) {}
     client_stream stream;
     asio::ip::tcp::resolver resolver;
+    happy_eyeballs race;
     asio::steady_timer timer;
     bool timed_out = false;
     connect_phase phase = connect_phase::resolve;
@@ -130,14 +134,8 @@ struct connect_route {
     const url& target;
     const proxy_url* proxy = nullptr; // nullptr: no proxy
     http_limits limits;                // bound the proxy's answer
+    std::chrono::milliseconds attempt_delay{250}; // Happy Eyeballs (options::happy_eyeballs_delay)
 };
-
-/// "address:port", with an IPv6 address in brackets.
-inline std::string endpoint_text(const asio::ip::tcp::endpoint& e) {
-    const auto a = e.address().to_string();
-    const auto p = std::to_string(e.port());
-    return e.address().is_v6() ? "[" + a + "]:" + p : a + ":" + p;
-}
 
 // Resolve, connect and (for wss) the TLS handshake; the WebSocket handshake is bounded by the
 // websocket's own handshake timeout.
@@ -153,6 +151,7 @@ inline asio::awaitable<error_code> open_transport(std::shared_ptr<connect_attemp
             if (auto a = w.lock()) {
                 a->timed_out = true;
                 a->resolver.cancel();
+                a->race.cancel();
                 error_code ignored;
                 a->stream.lowest_layer().close(ignored);
             }
@@ -166,15 +165,14 @@ inline asio::awaitable<error_code> open_transport(std::shared_ptr<connect_attemp
                                                         asio::redirect_error(asio::use_awaitable, ec));
     if (!ec && !a->timed_out) {
         a->phase = connect_phase::tcp_connect;
-        // The condition sees each address before it is tried: the error can then name them.
-        auto note = [a](const error_code&, const asio::ip::tcp::endpoint& next) {
-            if (!a->tried.empty()) a->tried += ", ";
-            a->tried += endpoint_text(next);
-            a->last = next;
-            return true;
-        };
-        co_await asio::async_connect(a->stream.lowest_layer(), endpoints, note,
-                                     asio::redirect_error(asio::use_awaitable, ec));
+        std::vector<asio::ip::tcp::endpoint> addresses;
+        for (const auto& e : endpoints) addresses.push_back(e.endpoint());
+        // The winner goes into the stream's TCP socket; for wss:// prepare_tls has already
+        // set up the TLS layer above it, which holds no descriptor of its own.
+        auto& socket = a->stream.tls() ? a->stream.tls()->next_layer() : *a->stream.plain();
+        ec = co_await a->race.connect(std::move(addresses), route.attempt_delay, socket);
+        a->tried = a->race.tried();
+        if (a->race.attempts() > 0) a->last = a->race.last();
     }
     if (!ec && !a->timed_out && route.proxy) {
         a->phase = connect_phase::proxy;
@@ -258,6 +256,7 @@ inline asio::awaitable<client_websocket> run_connect(std::shared_ptr<const conne
     error_code ec;
     connect_failure why;
     url u = parse_url(r->url, ec);
+    if (ec == url_error::bad_scheme && r->url.starts_with("ws+unix:")) why.detail = "use corows::connect_unix()";
     const std::string host_port = authority_text(u.host, u.port);
     std::string url_text = r->url;
     bool bad_proxy_url = false;
@@ -289,7 +288,7 @@ inline asio::awaitable<client_websocket> run_connect(std::shared_ptr<const conne
     if (auto* tls = stream.tls()) ec = prepare_tls(*tls, u);
     if (!ec) {
         auto a = std::make_shared<connect_attempt>(std::move(stream));
-        const connect_route route{u, proxy ? &*proxy : nullptr, r->opts.http};
+        const connect_route route{u, proxy ? &*proxy : nullptr, r->opts.http, r->opts.happy_eyeballs_delay};
         ec = co_await open_transport(a, route, r->opts.handshake_timeout);
         why.phase = a->phase;
         if (!a->tried.empty()) {

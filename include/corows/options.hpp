@@ -47,6 +47,11 @@ struct options {
     std::vector<std::string> subprotocols{};
     /// Disable Nagle's algorithm: the send queue already batches small frames.
     bool tcp_nodelay = true;
+    /// Client: connect() races its TCP connection attempts to a name's addresses (Happy
+    /// Eyeballs, RFC 8305): the next address is tried this long after the one before unless
+    /// that one connected (at once if it failed), families alternating. 250 ms is RFC 8305
+    /// §5's recommendation; 0: one address at a time.
+    std::chrono::milliseconds happy_eyeballs_delay{250};
     /// Client: connect() goes through this proxy: http://[user:password@]host[:port] (an HTTP
     /// CONNECT tunnel), socks5://... (the client resolves the target) or socks5h://... (the
     /// proxy does); no scheme means http://, no port 1080 (as curl); user and password are

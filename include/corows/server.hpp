@@ -7,6 +7,7 @@
 #include <corows/detail/admission.hpp>
 #include <corows/detail/answer_and_close.hpp>
 #include <corows/detail/drain_schedule.hpp>
+#include <corows/detail/listener.hpp>
 #include <corows/error.hpp>
 #include <corows/options.hpp>
 #include <corows/websocket.hpp>
@@ -28,8 +29,6 @@
 #include <type_traits>
 #include <utility>
 #include <vector>
-
-#include <sys/socket.h> // SO_REUSEPORT
 
 namespace corows {
 
@@ -93,37 +92,9 @@ struct drain_options {
     std::chrono::milliseconds grace{5'000};
 };
 
-namespace detail {
-
-/// SO_REUSEPORT as an Asio settable socket option.
-class reuse_port_option {
-public:
-    explicit reuse_port_option(bool on) noexcept : value_(on ? 1 : 0) {}
-    template <class Protocol> int level(const Protocol&) const noexcept { return SOL_SOCKET; }
-#ifdef SO_REUSEPORT
-    template <class Protocol> int name(const Protocol&) const noexcept { return SO_REUSEPORT; }
-#else
-    template <class Protocol> int name(const Protocol&) const noexcept { return 0; }
-#endif
-    template <class Protocol> const void* data(const Protocol&) const noexcept { return &value_; }
-    template <class Protocol> std::size_t size(const Protocol&) const noexcept { return sizeof(value_); }
-
-private:
-    int value_;
-};
-
-/// True where SO_REUSEPORT spreads incoming connections over the sockets sharing a port.
-inline constexpr bool reuse_port_balances =
-#if defined(__linux__) && defined(SO_REUSEPORT)
-    true;
-#else
-    false;
-#endif
-
-} // namespace detail
-
 /// A WebSocket server over `Stream` (asio::ip::tcp::socket, or asio::ssl::stream<tcp::socket>
-/// with a stream factory that adds the TLS context: the server then does the TLS handshake).
+/// with a stream factory that adds the TLS context: the server then does the TLS handshake;
+/// or asio::local::stream_protocol::socket, a Unix domain socket: see unix_server).
 ///
 /// Each thread runs its own io_context; a connection lives on one of them from accept to
 /// close, so its handler needs no strand. run() blocks until stop() has finished.
@@ -141,22 +112,28 @@ public:
     using connection_type = websocket<Stream>;
     /// A coroutine run once per connection; the connection ends when it returns.
     using handler_type = std::function<asio::awaitable<void>(connection_type&)>;
-    /// Makes a Stream from an accepted TCP socket (e.g. wraps it in TLS).
-    using stream_factory = std::function<Stream(asio::ip::tcp::socket)>;
+    /// The transport: asio::ip::tcp, or asio::local::stream_protocol under a Unix server.
+    using protocol_type = typename Stream::lowest_layer_type::protocol_type;
+    /// An accepted socket, before stream_factory makes a Stream of it.
+    using socket_type = typename protocol_type::socket;
+    /// What listen() binds to: an address and port, or a socket file's path.
+    using endpoint_type = typename protocol_type::endpoint;
+    /// Makes a Stream from an accepted socket (e.g. wraps it in TLS).
+    using stream_factory = std::function<Stream(socket_type)>;
 
     /// The callbacks of run_events() (see corows::event_handlers). An exception from one is
     /// reported to server_options::on_error (unless on_error is set here) and closes its
     /// connection with 1011.
     using event_handlers = corows::event_handlers<Stream>;
 
-    /// A server over plain TCP with `opts`.
+    /// A server over plain sockets (TCP, or Unix domain) with `opts`.
     explicit basic_server(server_options opts)
-        requires std::is_same_v<Stream, asio::ip::tcp::socket>
-        : basic_server(std::move(opts), [](asio::ip::tcp::socket s) { return s; }) {}
+        requires std::is_same_v<Stream, socket_type>
+        : basic_server(std::move(opts), [](socket_type s) { return s; }) {}
 
-    /// A server over plain TCP: `connection` options, `threads` threads.
+    /// A server over plain sockets: `connection` options, `threads` threads.
     basic_server(const options& connection, std::size_t threads)
-        requires std::is_same_v<Stream, asio::ip::tcp::socket>
+        requires std::is_same_v<Stream, socket_type>
         : basic_server(make_options(connection, threads)) {}
 
     /// A server whose streams `make_stream` builds from accepted sockets.
@@ -190,23 +167,22 @@ public:
     }
 
     /// Binds and listens on `endpoint` (port 0: any free port); returns the bound endpoint.
-    /// May be called several times before run(). Throws system_error.
-    asio::ip::tcp::endpoint listen(const asio::ip::tcp::endpoint& endpoint) {
+    /// A Unix domain socket's path must not exist (stale files are the caller's to remove);
+    /// the server removes its socket files when it is destroyed. May be called several times
+    /// before run(). Throws system_error.
+    endpoint_type listen(const endpoint_type& endpoint) {
         bool per_thread = per_thread_acceptors();
         std::size_t n = per_thread ? workers_.size() : 1;
-        std::vector<asio::ip::tcp::acceptor> made;
-        asio::ip::tcp::endpoint bound = endpoint;
+        std::vector<acceptor_type> made;
+        endpoint_type bound = endpoint;
         for (std::size_t i = 0; i < n; ++i) {
-            asio::ip::tcp::acceptor a(workers_[i]->ctx);
-            a.open(bound.protocol());
-            a.set_option(asio::socket_base::reuse_address(true));
-            if (per_thread) a.set_option(detail::reuse_port_option(true));
-            a.bind(bound);
-            a.listen(opts_.backlog);
+            acceptor_type a(workers_[i]->ctx);
+            detail::open_listener(a, bound, per_thread, opts_.backlog);
             // With port 0 the first socket picks the port and the others join it.
             if (i == 0) bound = a.local_endpoint();
             made.push_back(std::move(a));
         }
+        if constexpr (requires { bound.path(); }) socket_files_.emplace_back(bound.path());
         for (std::size_t i = 0; i < n; ++i) workers_[i]->acceptors.push_back(std::move(made[i]));
         return bound;
     }
@@ -268,6 +244,7 @@ public:
     const server_options& get_options() const noexcept { return opts_; }
 
 private:
+    using acceptor_type = typename protocol_type::acceptor;
     struct connection;
 
     // Everything one thread owns. Member order matters: acceptors and timers are declared
@@ -276,7 +253,7 @@ private:
     struct worker {
         std::list<connection*> live; // connections of this thread, from accept to handler end
         asio::io_context ctx{1};
-        std::vector<asio::ip::tcp::acceptor> acceptors;
+        std::vector<acceptor_type> acceptors;
         asio::steady_timer deadline{ctx};
         asio::steady_timer tick{ctx}; // a drain's notice, then its window's ticks
         std::minstd_rand jitter{detail::jitter_seed()};
@@ -336,7 +313,8 @@ private:
     }
 
     bool per_thread_acceptors() const noexcept {
-        return detail::reuse_port_balances && opts_.reuse_port && workers_.size() > 1;
+        return detail::is_tcp<protocol_type> && detail::reuse_port_balances && opts_.reuse_port &&
+               workers_.size() > 1;
     }
 
     void report(std::exception_ptr e) noexcept {
@@ -355,7 +333,8 @@ private:
         detail::admission_limits limits;
         limits.connections = opts_.max_connections != 0 ? opts_.max_connections
                                                          : detail::connections_for_descriptor_limit();
-        limits.per_address = opts_.max_connections_per_address;
+        // A Unix domain socket's peers have no address to tell them apart.
+        limits.per_address = detail::is_tcp<protocol_type> ? opts_.max_connections_per_address : 0;
         limits.handshakes = opts_.max_handshakes;
         admission_ = std::make_unique<detail::admission>(limits);
         for (std::size_t i = 0; i < workers_.size(); ++i) {
@@ -392,7 +371,7 @@ private:
         }
     }
 
-    asio::awaitable<void> accept_loop(asio::ip::tcp::acceptor& acceptor, worker& w, std::size_t index) {
+    asio::awaitable<void> accept_loop(acceptor_type& acceptor, worker& w, std::size_t index) {
         asio::steady_timer slot(w.ctx);
         struct accepting_guard {
             worker& w;
@@ -417,7 +396,7 @@ private:
             if (w.stopping || !acceptor.is_open()) break;
             worker& target = per_thread_acceptors() ? w : *workers_[next++ % workers_.size()];
             error_code ec;
-            asio::ip::tcp::socket sock = co_await acceptor.async_accept(
+            socket_type sock = co_await acceptor.async_accept(
                 asio::any_io_executor(target.ctx.get_executor()), asio::redirect_error(asio::use_awaitable, ec));
             if (w.stopping || !acceptor.is_open()) break;
             if (ec) {
@@ -430,9 +409,8 @@ private:
             }
             std::string address;
             if (admission_->limits().per_address != 0) {
-                auto peer = sock.remote_endpoint(ec);
+                address = detail::peer_address(sock, ec);
                 if (ec) continue; // gone already
-                address = peer.address().to_string();
             }
             switch (admission_->admit(address)) {
             case detail::refusal::none: break;
@@ -454,8 +432,8 @@ private:
 
     // Answers a connection over a limit and closes it, without reading its request. Plain TCP
     // gets the HTTP status; a TLS server cannot answer before its handshake and just closes.
-    void refuse_connection(asio::ip::tcp::socket sock, worker& w, int status) {
-        constexpr bool plain = std::is_same_v<Stream, asio::ip::tcp::socket>;
+    void refuse_connection(socket_type sock, worker& w, int status) {
+        constexpr bool plain = std::is_same_v<Stream, socket_type>;
         // Beyond a few answers in flight per thread (a flood), closing at once is cheaper.
         if (!plain || w.refusing >= 64) return;
         ++w.refusing;
@@ -474,7 +452,7 @@ private:
         }
     }
 
-    asio::awaitable<void> serve(asio::ip::tcp::socket sock, worker& w, std::string address) {
+    asio::awaitable<void> serve(socket_type sock, worker& w, std::string address) {
         // The handshake slot taken by the accept loop is given back once, however this ends.
         struct handshake_slot {
             basic_server* s;
@@ -625,10 +603,15 @@ private:
     std::unique_ptr<detail::admission> admission_; // made by run(); outlives the workers' connections
     std::atomic<bool> started_{false};
     std::atomic<bool> stop_requested_{false};
+    std::vector<detail::socket_file> socket_files_; // listen()'s Unix socket files, removed last
     std::vector<std::unique_ptr<worker>> workers_;
 };
 
 /// The plain-TCP server.
 using server = basic_server<asio::ip::tcp::socket>;
+
+/// A server on Unix domain sockets: listen() takes asio::local::stream_protocol::endpoint
+/// (a path), handlers get websocket<asio::local::stream_protocol::socket>.
+using unix_server = basic_server<asio::local::stream_protocol::socket>;
 
 } // namespace corows

@@ -27,6 +27,8 @@ public:
         case url_error::userinfo: return "WebSocket URL may not contain user information";
         case url_error::fragment: return "WebSocket URL may not contain a fragment";
         case url_error::bad_target: return "WebSocket URL path or query contains a control character";
+        case url_error::bad_socket_path:
+            return "ws+unix: URL has no socket path, has a host, or its path exceeds 107 bytes";
         }
         return "unknown URL error";
     }
@@ -42,10 +44,34 @@ bool needs_encoding(unsigned char c) noexcept {
     }
 }
 
-url fail(std::error_code& ec, url_error e) {
+template <class Result = url>
+Result fail(std::error_code& ec, url_error e) {
     ec = make_error_code(e);
     return {};
 }
+
+// Appends the request target `tail` (empty, or from '/' or '?') to `out`, percent-encoding
+// what a request line cannot carry; false for a control byte.
+bool append_target(std::string& out, std::string_view tail) {
+    // push_back, not = "/": GCC 12 -Wrestrict misfires on assigning a literal here.
+    if (tail.empty() || tail[0] == '?') out.push_back('/');
+    static constexpr char hex[] = "0123456789ABCDEF";
+    for (char ch : tail) {
+        auto c = static_cast<unsigned char>(ch);
+        if (c < 0x20 || c == 0x7f) return false;
+        if (needs_encoding(c)) {
+            out += '%';
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        } else {
+            out += ch;
+        }
+    }
+    return true;
+}
+
+// sockaddr_un's sun_path holds 108 bytes on Linux, the terminating NUL included.
+constexpr std::size_t max_socket_path = 107;
 
 } // namespace
 
@@ -131,20 +157,7 @@ url parse_url(std::string_view text, std::error_code& ec) {
         u.port = static_cast<std::uint16_t>(value);
     }
 
-    // push_back, not = "/": GCC 12 -Wrestrict misfires on assigning a literal here.
-    if (tail.empty() || tail[0] == '?') u.target.push_back('/');
-    static constexpr char hex[] = "0123456789ABCDEF";
-    for (char ch : tail) {
-        auto c = static_cast<unsigned char>(ch);
-        if (c < 0x20 || c == 0x7f) return fail(ec, url_error::bad_target);
-        if (needs_encoding(c)) {
-            u.target += '%';
-            u.target += hex[c >> 4];
-            u.target += hex[c & 15];
-        } else {
-            u.target += ch;
-        }
-    }
+    if (!append_target(u.target, tail)) return fail(ec, url_error::bad_target);
     return u;
 }
 
@@ -153,6 +166,31 @@ url parse_url(std::string_view text) {
     url u = parse_url(text, ec);
     // The URL stays out of the message: its query may carry a token.
     if (ec) throw std::system_error(ec);
+    return u;
+}
+
+unix_url parse_unix_url(std::string_view text, std::error_code& ec) {
+    ec.clear();
+    constexpr std::string_view scheme = "ws+unix:";
+    if (text.size() < scheme.size() || !detail::iequals(text.substr(0, scheme.size()), scheme))
+        return fail<unix_url>(ec, url_error::bad_scheme);
+    std::string_view rest = text.substr(scheme.size());
+    // "ws+unix://" has an empty authority before the path; anything else there is a host.
+    if (rest.starts_with("//")) {
+        rest.remove_prefix(2);
+        if (!rest.starts_with('/')) return fail<unix_url>(ec, url_error::bad_socket_path);
+    }
+    if (rest.find('#') != std::string_view::npos) return fail<unix_url>(ec, url_error::fragment);
+    const std::size_t colon = rest.find(':');
+    std::string_view path = rest.substr(0, colon);
+    std::string_view tail = colon == std::string_view::npos ? std::string_view{} : rest.substr(colon + 1);
+    if (path.empty() || path.size() > max_socket_path) return fail<unix_url>(ec, url_error::bad_socket_path);
+    for (char c : path)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return fail<unix_url>(ec, url_error::bad_socket_path);
+    if (!tail.empty() && tail[0] != '/' && tail[0] != '?') return fail<unix_url>(ec, url_error::bad_target);
+    unix_url u;
+    u.path = std::string(path);
+    if (!append_target(u.target, tail)) return fail<unix_url>(ec, url_error::bad_target);
     return u;
 }
 

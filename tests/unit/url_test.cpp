@@ -173,4 +173,47 @@ BOOST_AUTO_TEST_CASE(errors_have_a_category_and_the_throwing_form_throws) {
     BOOST_TEST(!stale);
 }
 
+// ws+unix: URLs, in the form of Node's ws library.
+corows::unix_url unix_ok(std::string_view text) {
+    std::error_code ec;
+    auto u = corows::parse_unix_url(text, ec);
+    BOOST_TEST(!ec, text << ": " << ec.message());
+    return u;
+}
+
+std::error_code unix_error_of(std::string_view text) {
+    std::error_code ec;
+    auto u = corows::parse_unix_url(text, ec);
+    BOOST_TEST((u == corows::unix_url{}), text << ": a failed parse returns an empty unix_url");
+    return ec;
+}
+
+BOOST_AUTO_TEST_CASE(unix_urls_name_a_socket_path_and_a_target) {
+    using corows::unix_url;
+    BOOST_TEST((unix_ok("ws+unix:///tmp/app.sock:/chat?room=1") == unix_url{"/tmp/app.sock", "/chat?room=1"}));
+    BOOST_TEST((unix_ok("ws+unix:/tmp/app.sock:/chat") == unix_url{"/tmp/app.sock", "/chat"}));
+    BOOST_TEST((unix_ok("WS+UNIX:///run/x") == unix_url{"/run/x", "/"}));
+    BOOST_TEST((unix_ok("ws+unix:///run/x:") == unix_url{"/run/x", "/"}));
+    BOOST_TEST((unix_ok("ws+unix:///run/x:?q=1") == unix_url{"/run/x", "/?q=1"}));
+    BOOST_TEST((unix_ok("ws+unix:relative.sock:/a b") == unix_url{"relative.sock", "/a%20b"}));
+    const std::string longest = "/" + std::string(106, 'p');
+    BOOST_TEST((unix_ok("ws+unix://" + longest) == unix_url{longest, "/"}));
+}
+
+BOOST_AUTO_TEST_CASE(bad_unix_urls) {
+    BOOST_TEST((unix_error_of("ws://h/") == url_error::bad_scheme));
+    BOOST_TEST((unix_error_of("wss+unix:///tmp/s") == url_error::bad_scheme));
+    BOOST_TEST((unix_error_of("ws+unix") == url_error::bad_scheme));
+    BOOST_TEST((unix_error_of("ws+unix:") == url_error::bad_socket_path));
+    BOOST_TEST((unix_error_of("ws+unix://") == url_error::bad_socket_path));
+    BOOST_TEST((unix_error_of("ws+unix://host/tmp/s") == url_error::bad_socket_path));
+    BOOST_TEST((unix_error_of("ws+unix://:/x") == url_error::bad_socket_path));
+    BOOST_TEST((unix_error_of("ws+unix:///" + std::string(107, 'p')) == url_error::bad_socket_path));
+    BOOST_TEST((unix_error_of(std::string_view("ws+unix:///a\0b", 14)) == url_error::bad_socket_path));
+    BOOST_TEST((unix_error_of("ws+unix:///tmp/s:x") == url_error::bad_target));
+    BOOST_TEST((unix_error_of("ws+unix:///tmp/s:/a\r\nHost: evil") == url_error::bad_target));
+    BOOST_TEST((unix_error_of("ws+unix:///tmp/s:/#f") == url_error::fragment));
+    BOOST_TEST(corows::make_error_code(url_error::bad_socket_path).message().find("socket path") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

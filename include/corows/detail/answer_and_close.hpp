@@ -10,13 +10,14 @@
 
 namespace corows::detail {
 
-/// Answers `status` (429, else 503) with Retry-After on `sock`, then reads and drops what the
+/// Answers `status` (429, else 503) with Retry-After on `sock` (TCP or Unix domain), then reads and drops what the
 /// client sends until it closes, for at most a second, and closes `sock`.
 // The draining: closing with the request unread would reset the connection, and the client
 // could lose the answer.
-inline asio::awaitable<void> answer_and_close(asio::ip::tcp::socket sock, int status) {
+template <class Socket>
+asio::awaitable<void> answer_and_close(Socket sock, int status) {
     struct refused {
-        asio::ip::tcp::socket sock;
+        Socket sock;
         asio::steady_timer limit;
     };
     auto ex = sock.get_executor();
@@ -28,7 +29,7 @@ inline asio::awaitable<void> answer_and_close(asio::ip::tcp::socket sock, int st
     error_code ec;
     co_await asio::async_write(r->sock, asio::buffer(std::string_view(text)),
                                asio::redirect_error(asio::use_awaitable, ec));
-    if (!ec) r->sock.shutdown(asio::ip::tcp::socket::shutdown_send, ec);
+    if (!ec) r->sock.shutdown(asio::socket_base::shutdown_send, ec);
     if (!ec) {
         r->limit.expires_after(std::chrono::seconds(1));
         r->limit.async_wait([r](error_code e) {

@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <type_traits>
 
 namespace corows {
 namespace detail {
@@ -50,6 +51,11 @@ asio::awaitable<void> write_and_close(std::shared_ptr<pump<Stream>> s, std::stri
     s->close_transport_now();
 }
 
+/// True if `Socket` is a TCP socket (not a Unix domain one, say).
+template <class Socket>
+concept tcp_transport = requires { typename Socket::protocol_type; } &&
+                        std::is_same_v<typename Socket::protocol_type, asio::ip::tcp>;
+
 /// The handshake succeeded as `r`: the connection opens, and the transport gets its settings.
 template <class Stream>
 void opened(const std::shared_ptr<pump<Stream>>& s, role r, std::string subprotocol,
@@ -57,7 +63,8 @@ void opened(const std::shared_ptr<pump<Stream>>& s, role r, std::string subproto
     s->conn.open(r, std::move(subprotocol), params, connection::clock::now());
     if (s->conn.settings().tcp_nodelay) {
         auto& sock = s->stream.lowest_layer();
-        if constexpr (requires { sock.set_option(asio::ip::tcp::no_delay(true)); }) {
+        // set_option() takes any option at compile time; only TCP has this one.
+        if constexpr (tcp_transport<std::remove_cvref_t<decltype(sock)>>) {
             error_code ignored;
             sock.set_option(asio::ip::tcp::no_delay(true), ignored);
         }

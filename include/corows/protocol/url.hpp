@@ -17,6 +17,7 @@ enum class url_error {
     userinfo,       ///< "user:password@" has no meaning in a WebSocket URL
     fragment,       ///< '#' is forbidden in a WebSocket URL (RFC 6455 §3)
     bad_target,     ///< a control byte (0x00-0x1f, 0x7f) in the path or query
+    bad_socket_path, ///< ws+unix: no socket path, a host, or a path longer than a socket address holds
 };
 
 /// The category of url_error values; name() is "corows.url".
@@ -54,6 +55,21 @@ url parse_url(std::string_view text, std::error_code& ec);
 
 /// As parse_url(text, ec); throws std::system_error on failure.
 url parse_url(std::string_view text);
+
+/// A parsed ws+unix: URL: a WebSocket server on a Unix domain socket.
+struct unix_url {
+    std::string path;   ///< the socket file's path
+    std::string target; ///< path and query for the request line; "/" when the URL has none
+
+    /// Field-by-field equality.
+    friend bool operator==(const unix_url&, const unix_url&) = default;
+};
+
+/// Parses `text` as "ws+unix://SOCKET[:TARGET]" or "ws+unix:SOCKET[:TARGET]" (the form of
+/// Node's ws library): SOCKET is the socket file's path, up to the first ':', at most 107
+/// bytes; TARGET, from '/' or '?', is encoded as parse_url() does. "wss+unix:" is not
+/// supported (bad_scheme). On failure sets `ec` and returns {}.
+unix_url parse_unix_url(std::string_view text, std::error_code& ec);
 
 } // namespace corows
 
