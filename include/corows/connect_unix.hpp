@@ -83,8 +83,8 @@ inline asio::awaitable<unix_websocket> start_connect_unix(std::string url, const
 /// Opens a WebSocket connection to a server on a Unix domain socket named by `url`,
 /// "ws+unix:///path/to/socket:/target" (or "ws+unix:/path/to/socket:/target"; no target:
 /// "/"), sending "Host: localhost". Throws system_error ("corows::connect_unix: connecting to
-/// PATH: ...") with code() url_error, a socket error (no_such_file_or_directory: no such file;
-/// connection_refused: nobody listens on it), error::timeout, or the handshake's error.
+/// PATH: ...") with code() url_error, a socket error (ENOENT: no such file; ECONNREFUSED,
+/// asio::error::connection_refused: nobody listens on it), error::timeout, or the handshake's error.
 inline asio::awaitable<unix_websocket> connect_unix(std::string url) {
     return detail::start_connect_unix(std::move(url), options{}, handshake_request{}, nullptr);
 }

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -120,7 +121,8 @@ BOOST_AUTO_TEST_CASE(a_missing_socket_file_is_a_clear_error) {
     l.spawn("client", [&]() -> asio::awaitable<void> {
         corows::error_code ec;
         auto ws = co_await corows::connect_unix("ws+unix://" + path + ":/", corows::options{}, ec);
-        BOOST_TEST((ec == std::errc::no_such_file_or_directory), ec.message());
+        // Asio 1.22's system category maps no errno to std::errc: compare with its own code.
+        BOOST_TEST((ec == corows::error_code(ENOENT, asio::error::get_system_category())), ec.message());
         BOOST_TEST(!ws.is_open());
         try {
             co_await corows::connect_unix("ws+unix://" + path + ":/?token=secret");
