@@ -125,6 +125,7 @@ struct connect_attempt {
     bool timed_out = false;
     connect_phase phase = connect_phase::resolve;
     std::string tried; // the addresses TCP connect tried, in order
+    std::string not_an_address; // an entry of options::resolve that is not one
     asio::ip::tcp::endpoint last;
     proxy_outcome proxy;
 };
@@ -135,7 +136,27 @@ struct connect_route {
     const proxy_url* proxy = nullptr; // nullptr: no proxy
     http_limits limits;                // bound the proxy's answer
     std::chrono::milliseconds attempt_delay{250}; // Happy Eyeballs (options::happy_eyeballs_delay)
+    const std::vector<std::string>* pinned = nullptr; // options::resolve, when it applies
 };
+
+// options::resolve as endpoints, in its order; invalid_argument, with the culprit in `bad`,
+// for an entry that is no address literal.
+inline error_code pinned_endpoints(const std::vector<std::string>& literals, std::uint16_t port,
+                                   std::vector<asio::ip::tcp::endpoint>& out, std::string& bad) {
+    for (const auto& text : literals) {
+        error_code ec;
+        // [::1] as well as ::1: URLs and curl write IPv6 literals in brackets.
+        std::string_view bare = text;
+        if (bare.size() > 2 && bare.front() == '[' && bare.back() == ']') bare = bare.substr(1, bare.size() - 2);
+        auto address = asio::ip::make_address(std::string(bare), ec);
+        if (ec) {
+            bad = text;
+            return error_code(std::make_error_code(std::errc::invalid_argument));
+        }
+        out.emplace_back(address, port);
+    }
+    return {};
+}
 
 // Resolve, connect and (for wss) the TLS handshake; the WebSocket handshake is bounded by the
 // websocket's own handshake timeout.
@@ -158,15 +179,19 @@ inline asio::awaitable<error_code> open_transport(std::shared_ptr<connect_attemp
         });
     }
     error_code ec;
-    // No AI_ADDRCONFIG: it ignores loopback addresses, so "localhost" would not resolve on a
-    // machine with no other interface. Unusable addresses just fail and the next is tried.
-    auto endpoints = co_await a->resolver.async_resolve(dial_host, std::to_string(dial_port),
-                                                        asio::ip::resolver_base::numeric_service,
-                                                        asio::redirect_error(asio::use_awaitable, ec));
+    std::vector<asio::ip::tcp::endpoint> addresses;
+    if (route.pinned && !route.proxy) {
+        ec = pinned_endpoints(*route.pinned, dial_port, addresses, a->not_an_address);
+    } else {
+        // No AI_ADDRCONFIG: it ignores loopback addresses, so "localhost" would not resolve on
+        // a machine with no other interface. Unusable addresses just fail and the next is tried.
+        auto endpoints = co_await a->resolver.async_resolve(dial_host, std::to_string(dial_port),
+                                                            asio::ip::resolver_base::numeric_service,
+                                                            asio::redirect_error(asio::use_awaitable, ec));
+        for (const auto& e : endpoints) addresses.push_back(e.endpoint());
+    }
     if (!ec && !a->timed_out) {
         a->phase = connect_phase::tcp_connect;
-        std::vector<asio::ip::tcp::endpoint> addresses;
-        for (const auto& e : endpoints) addresses.push_back(e.endpoint());
         // The winner goes into the stream's TCP socket; for wss:// prepare_tls has already
         // set up the TLS layer above it, which holds no descriptor of its own.
         auto& socket = a->stream.tls() ? a->stream.tls()->next_layer() : *a->stream.plain();
@@ -288,7 +313,8 @@ inline asio::awaitable<client_websocket> run_connect(std::shared_ptr<const conne
     if (auto* tls = stream.tls()) ec = prepare_tls(*tls, u);
     if (!ec) {
         auto a = std::make_shared<connect_attempt>(std::move(stream));
-        const connect_route route{u, proxy ? &*proxy : nullptr, r->opts.http, r->opts.happy_eyeballs_delay};
+        const connect_route route{u, proxy ? &*proxy : nullptr, r->opts.http, r->opts.happy_eyeballs_delay,
+                                  r->opts.resolve.empty() ? nullptr : &r->opts.resolve};
         ec = co_await open_transport(a, route, r->opts.handshake_timeout);
         why.phase = a->phase;
         if (!a->tried.empty()) {
@@ -298,6 +324,7 @@ inline asio::awaitable<client_websocket> run_connect(std::shared_ptr<const conne
         }
         if (ec && a->phase == connect_phase::tcp_connect && a->tried.find(',') != std::string::npos)
             why.detail = "tried " + a->tried;
+        if (ec && !a->not_an_address.empty()) why.detail = "options::resolve: not an IP address: " + a->not_an_address;
         if (ec && a->phase == connect_phase::proxy) {
             why.detail = std::move(a->proxy.detail);
             why.response = std::move(a->proxy.response);

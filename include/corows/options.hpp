@@ -52,6 +52,10 @@ struct options {
     /// that one connected (at once if it failed), families alternating. 250 ms is RFC 8305
     /// §5's recommendation; 0: one address at a time.
     std::chrono::milliseconds happy_eyeballs_delay{250};
+    /// Client: the addresses (IP literals) connect() dials for the URL's host instead of
+    /// asking the resolver, as curl's --resolve; Host, SNI and the certificate check still use
+    /// the URL's name. Not used through a proxy. Empty: resolve.
+    std::vector<std::string> resolve{};
     /// Client: connect() goes through this proxy: http://[user:password@]host[:port] (an HTTP
     /// CONNECT tunnel), socks5://... (the client resolves the target) or socks5h://... (the
     /// proxy does); no scheme means http://, no port 1080 (as curl); user and password are

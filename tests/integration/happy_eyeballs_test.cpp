@@ -29,12 +29,14 @@ using clock_type = std::chrono::steady_clock;
 
 // (Endpoint lists are named variables: g++ 12 rejects a braced list inside co_await.)
 
-// A listening port on 127.0.0.1 that takes no more connections: its SYNs go unanswered.
+// A listening port (on 127.0.0.1 unless given) that takes no more connections: its SYNs go
+// unanswered.
 class blackhole {
 public:
-    explicit blackhole(asio::io_context& ctx) : acceptor_(ctx) {
-        acceptor_.open(tcp::v4());
-        acceptor_.bind({asio::ip::make_address("127.0.0.1"), 0});
+    explicit blackhole(asio::io_context& ctx, tcp::endpoint at = {asio::ip::make_address("127.0.0.1"), 0})
+        : acceptor_(ctx) {
+        acceptor_.open(at.protocol());
+        acceptor_.bind(at);
         acceptor_.listen(0);
         // Fill the queue until a connect hangs: how many it holds depends on the kernel.
         for (int i = 0; i < 16; ++i) {
@@ -237,6 +239,57 @@ BOOST_AUTO_TEST_CASE(connect_races_a_names_addresses) {
         auto m = co_await ws.read_message();
         BOOST_TEST((m && m->text() == "hi"));
         co_await ws.close(1000, "");
+    });
+    l.run(10s);
+}
+
+BOOST_AUTO_TEST_CASE(a_name_whose_first_address_drops_syns_connects_after_the_delay) {
+    // options::resolve pins "eyeballs.test" to 127.0.0.2 (dropping SYNs on the server's port)
+    // then 127.0.0.1 (the server): what a name with a dead first address does, without DNS.
+    loop l;
+    blackhole hole(l.ctx(), {asio::ip::make_address("127.0.0.2"), l.endpoint().port()});
+    BOOST_REQUIRE_MESSAGE(hole.hanging(), "could not make a listener that drops SYNs");
+    const std::string host = "eyeballs.test:" + std::to_string(l.endpoint().port());
+    std::string host_seen;
+    l.spawn("server", [&]() -> asio::awaitable<void> {
+        auto ws = co_await l.accept_ws(corows::options{});
+        co_await ws.accept([&](const corows::http_request& req) {
+            host_seen = std::string(req.find("Host").value_or(""));
+            return corows::upgrade_answer{};
+        });
+        corows::message m;
+        while (co_await ws.read_message(m)) co_await ws.write_message(m);
+    });
+    l.spawn("client", [&]() -> asio::awaitable<void> {
+        corows::options opts;
+        opts.resolve = {"127.0.0.2", "127.0.0.1"};
+        const auto start = clock_type::now();
+        auto ws = co_await corows::connect("ws://" + host + "/", opts);
+        const double took = elapsed_ms(start);
+        BOOST_TEST(took >= 250.0);
+        BOOST_TEST(took < 2000.0); // the handshake timeout would be 10 s
+        BOOST_TEST(host_seen == host);
+        co_await ws.write_text("hi");
+        auto m = co_await ws.read_message();
+        BOOST_TEST((m && m->text() == "hi"));
+        co_await ws.close(1000, "");
+    });
+    l.run(10s);
+}
+
+BOOST_AUTO_TEST_CASE(a_pinned_address_that_is_no_address_is_named) {
+    loop l;
+    l.spawn("client", [&]() -> asio::awaitable<void> {
+        corows::options opts;
+        opts.resolve = {"[::1]", "localhost"};
+        try {
+            co_await corows::connect("ws://eyeballs.test:9/", opts);
+            BOOST_ERROR("no exception");
+        } catch (const corows::connect_error& e) {
+            BOOST_TEST((e.phase() == corows::connect_phase::resolve));
+            BOOST_TEST((e.code() == std::errc::invalid_argument), e.code().message());
+            BOOST_TEST(e.failure().detail == "options::resolve: not an IP address: localhost");
+        }
     });
     l.run(10s);
 }
