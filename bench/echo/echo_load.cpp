@@ -6,8 +6,8 @@
 //   p50_us=.. p99_us=.. p999_us=.. errors=..
 //
 //   echo_load --url ws://127.0.0.1:9001/ [--name NAME] [--connections N] [--depth D]
-//             [--size BYTES] [--text | --binary | --json] [--deflate] [--seconds S] [--warmup S]
-//             [--server-pid PID]
+//             [--size BYTES] [--text | --binary | --json] [--deflate [--browser]] [--seconds S]
+//             [--warmup S] [--server-pid PID]
 //
 // msgs_per_s counts echoes received in the measured window (after the warm-up); mb_per_s is
 // their payload (one direction) in 10^6 bytes per second. Latency is from the write_message()
@@ -18,6 +18,11 @@
 // would cost the generator more than the fastest servers spend per echo. Such messages carry
 // no sequence stamp, but the templates go round in turn, more of them than are in flight, so
 // an echo of the wrong message still differs from the one expected.
+// --browser (with --deflate) compresses as Chrome and Firefox do instead: every message afresh
+// on the connection's own deflate stream, with context takeover, so the server inflates
+// against a window that keeps moving. Each message is stamped, so no two are alike. The line
+// then says deflate=browser. It costs the generator a compression per message, which is why
+// the driver reports load_cpu beside the server's.
 // The line ends with load_cpu= (this process's CPU time over the measured window, as a
 // fraction of one core) and, with --server-pid, server_cpu= (the same for that process):
 // whichever is near 1.0 is the bottleneck.
@@ -76,6 +81,7 @@ struct settings {
     std::size_t size = 32;
     payload_kind kind = payload_kind::binary;
     bool deflate = false;
+    bool browser = false; // with deflate: compress each message, context takeover
     double seconds = 5;
     double warmup = 1;
     bool hold = false;
@@ -96,6 +102,7 @@ settings parse_args(int argc, char** argv) {
         else if (arg == "--binary") s.kind = payload_kind::binary;
         else if (arg == "--json") s.kind = payload_kind::json;
         else if (arg == "--deflate") s.deflate = true;
+        else if (arg == "--browser") s.browser = true;
         else if (arg == "--seconds") s.seconds = a.number(0.01, 1e6);
         else if (arg == "--warmup") s.warmup = a.number(0, 1e6);
         else if (arg == "--hold") s.hold = true;
@@ -103,6 +110,7 @@ settings parse_args(int argc, char** argv) {
         else if (arg == "--server-pid") s.server_pid = static_cast<long>(a.count(1, 1e9));
         else throw std::invalid_argument("unknown argument " + std::string(arg));
     }
+    if (s.browser && !s.deflate) throw std::invalid_argument("--browser needs --deflate");
     return s;
 }
 
@@ -282,7 +290,7 @@ asio::awaitable<void> connection(run_state& st, std::size_t id, bool& settled) {
     // once (see st.prepared) and the servers' work, not ours, sets the pace; every server must
     // accept it (a promise about our own compressor). Memory (--hold): context takeover, as
     // browsers do, so each server keeps the window for what clients send.
-    o.deflate.client_no_context_takeover = !st.cfg.hold;
+    o.deflate.client_no_context_takeover = !st.cfg.hold && !st.cfg.browser;
     // Room for every message in flight: a writer that waited for the socket while nobody
     // reads the echoes could deadlock with a server that waits for us to read.
     o.write_queue_limit = std::max(o.write_queue_limit, 2 * st.cfg.depth * (st.cfg.size + 14));
@@ -440,9 +448,10 @@ asio::awaitable<void> measure(run_state& st) {
     double rate = static_cast<double>(msgs) / secs;
     char line[512];
     std::snprintf(line, sizeof line,
-                  "bench=echo server=%s size=%zu conns=%zu depth=%zu deflate=%d msgs_per_s=%.0f mb_per_s=%.2f "
+                  "bench=echo server=%s size=%zu conns=%zu depth=%zu deflate=%s msgs_per_s=%.0f mb_per_s=%.2f "
                   "p50_us=%.1f p99_us=%.1f p999_us=%.1f errors=%llu load_cpu=%.2f",
-                  st.cfg.name.c_str(), st.cfg.size, st.cfg.connections, st.cfg.depth, st.cfg.deflate ? 1 : 0, rate,
+                  st.cfg.name.c_str(), st.cfg.size, st.cfg.connections, st.cfg.depth,
+                  st.cfg.browser ? "browser" : st.cfg.deflate ? "1" : "0", rate,
                   rate * static_cast<double>(st.cfg.size) / 1e6, st.latency.quantile(0.5) / 1e3,
                   st.latency.quantile(0.99) / 1e3, st.latency.quantile(0.999) / 1e3,
                   static_cast<unsigned long long>(st.errors), load_cpu);
@@ -481,7 +490,7 @@ int main(int argc, char** argv) {
         // Enough templates that a connection cycles through more than a 32 KiB deflate window
         // of distinct messages, few enough to stay small at 16 KiB.
         std::size_t templates = cfg.size <= 4096 ? 64 : 8;
-        bool prepare = cfg.deflate && !cfg.hold;
+        bool prepare = cfg.deflate && !cfg.hold && !cfg.browser;
         if (prepare) templates = std::max(templates, cfg.depth + 1); // more than are in flight
         for (std::size_t i = 0; i < templates; ++i) st.pool.push_back(make_payload(cfg.kind, cfg.size, rng));
         // Level 1, as when the generator compressed every message: the servers inflate the same.

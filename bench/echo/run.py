@@ -7,7 +7,8 @@
 
 Each server runs pinned to core 0 and the load generator (echo_load) to core 1. For every
 server it measures the matrix of loads (payload 32 B, 1 KiB, 16 KiB x connections/in-flight
-1x1, 1x64, 64x8, 1000x1, deflate off; and 1 KiB JSON with permessage-deflate at 64x8), then
+1x1, 1x64, 64x8, 1000x1, deflate off; 1 KiB JSON with permessage-deflate at 64x8, as prepared
+messages without context takeover and browser-like, each compressed with context takeover), then
 the server's memory per connection: VmRSS growth over N idle connections, and over N
 connections with compression after messages flowed. It prints every echo_load line as it
 comes, then each corows figure as a ratio to each peer's, and writes results.md (Markdown
@@ -59,15 +60,21 @@ VARIANTS = ("corows-tuple", "baseline", "baseline-events")
 class Point:
     """One load: what echo_load is asked to do."""
 
-    def __init__(self, size, conns, depth, deflate=False, json=False):
+    def __init__(self, size, conns, depth, deflate=False, json=False, browser=False):
         self.size, self.conns, self.depth, self.deflate, self.json = size, conns, depth, deflate, json
+        # browser: the client compresses every message with context takeover, as browsers do
+        self.browser = browser
 
     def key(self):
-        return (self.size, self.conns, self.depth, self.deflate)
+        return (self.size, self.conns, self.depth, self.deflate, self.browser)
+
+    def deflate_field(self):
+        """What echo_load's line says in deflate=."""
+        return "browser" if self.browser else str(int(self.deflate))
 
     def label(self):
         size = f"{self.size // 1024} KiB" if self.size >= 1024 else f"{self.size} B"
-        what = f"{size} JSON, deflate" if self.deflate else size
+        what = (f"{size} JSON, deflate" + (" (browser-like)" if self.browser else "")) if self.deflate else size
         return f"{what}, {self.conns} x {self.depth}"
 
     def args(self):
@@ -75,12 +82,15 @@ class Point:
         a += ["--json"] if self.json else ["--binary"]
         if self.deflate:
             a.append("--deflate")
+        if self.browser:
+            a.append("--browser")
         return a
 
 
 def matrix():
     points = [Point(s, c, d) for s in SIZES for (c, d) in LOADS]
     points.append(Point(1024, 64, 8, deflate=True, json=True))
+    points.append(Point(1024, 64, 8, deflate=True, json=True, browser=True))
     return points
 
 
@@ -149,13 +159,13 @@ def run_point(load, server, point, seconds, warmup):
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=limit)
     except subprocess.TimeoutExpired:
         print(f"bench=echo server={server.name} size={point.size} conns={point.conns} depth={point.depth} "
-              f"deflate={int(point.deflate)} failed=timeout", flush=True)
+              f"deflate={point.deflate_field()} failed=timeout", flush=True)
         return None
     lines = [l for l in r.stdout.splitlines() if l.startswith("bench=echo")]
     if not lines:
         why = (r.stderr.strip().splitlines() or [f"exit {r.returncode}"])[-1]
         print(f"bench=echo server={server.name} size={point.size} conns={point.conns} depth={point.depth} "
-              f"deflate={int(point.deflate)} failed={why!r}", flush=True)
+              f"deflate={point.deflate_field()} failed={why!r}", flush=True)
         return None
     print(lines[-1], flush=True)
     for l in r.stderr.strip().splitlines()[:3]:

@@ -37,6 +37,9 @@ def main():
     # With --deflate the messages are prepared ones, without a stamp.
     json_deflate = ["--json", "--size", "1024", "--deflate"]
     cases += [("none", json_deflate), ("flip", json_deflate), ("swap", json_deflate), ("drop", json_deflate)]
+    # --browser: each message compressed afresh with context takeover, stamped.
+    browser = json_deflate + ["--browser"]
+    cases += [("none", browser), ("flip", browser), ("swap", browser), ("drop", browser)]
     for fault, extra in cases:
         r, err = run(load, faulty, fault, extra)
         name = f"{fault} {' '.join(extra)}"
