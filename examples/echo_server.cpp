@@ -15,7 +15,7 @@
 #include <asio/experimental/as_tuple.hpp>
 #include <asio/signal_set.hpp>
 #ifdef COROWS_HAS_TLS
-#include <asio/ssl.hpp>
+#include <corows/tls_stream.hpp>
 #endif
 
 #include <csignal>
@@ -135,7 +135,8 @@ int main(int argc, char** argv) {
             return 0;
         }
 #ifdef COROWS_HAS_TLS
-        using tls_stream = asio::ssl::stream<asio::ip::tcp::socket>;
+        // corows::tls_stream rather than asio::ssl::stream: an idle connection holds no buffers.
+        using tls_stream = corows::tls_stream;
         asio::ssl::context tls(asio::ssl::context::tls_server);
         tls.set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
                         asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |

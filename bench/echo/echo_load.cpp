@@ -2,13 +2,15 @@
 // keeps `depth` messages in flight on each, verifies every echo byte for byte and in order,
 // and prints one line:
 //
-//   bench=echo server=NAME size=.. conns=.. depth=.. deflate=0|1 msgs_per_s=.. mb_per_s=..
+//   bench=echo server=NAME size=.. conns=.. depth=.. deflate=0|1 tls=0|1 msgs_per_s=.. mb_per_s=..
 //   p50_us=.. p99_us=.. p999_us=.. errors=..
 //
 //   echo_load --url ws://127.0.0.1:9001/ [--name NAME] [--connections N] [--depth D]
 //             [--size BYTES] [--text | --binary | --json] [--deflate [--browser]] [--seconds S]
 //             [--warmup S] [--server-pid PID]
 //
+// A wss:// URL runs the same over TLS, without verifying the server's certificate (the driver's
+// servers use a throwaway one on loopback; the point is TLS's cost, not its trust).
 // msgs_per_s counts echoes received in the measured window (after the warm-up); mb_per_s is
 // their payload (one direction) in 10^6 bytes per second. Latency is from the write_message()
 // call to the echo's arrival, so with depth > 1 it includes queueing behind earlier messages.
@@ -50,6 +52,9 @@
 #include <asio/signal_set.hpp>
 #include <asio/steady_timer.hpp>
 #include <asio/use_awaitable.hpp>
+#ifdef COROWS_HAS_TLS
+#include <asio/ssl.hpp>
+#endif
 
 #include <algorithm>
 #include <array>
@@ -58,6 +63,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <stdexcept>
@@ -70,6 +76,10 @@ namespace {
 using namespace corows_bench;
 using clock_type = std::chrono::steady_clock;
 using ws_t = corows::websocket<asio::ip::tcp::socket>;
+#ifdef COROWS_HAS_TLS
+using tls_stream = asio::ssl::stream<asio::ip::tcp::socket>;
+using wss_t = corows::websocket<tls_stream>;
+#endif
 
 enum class payload_kind { binary, text, json };
 
@@ -226,7 +236,10 @@ struct run_state {
     std::size_t settled = 0;        // connection attempts that succeeded or failed
     std::size_t finished = 0;       // connection coroutines that ended
     std::size_t ready = 0;          // hold mode: connections done with their rounds
-    std::vector<ws_t*> open;        // to abort what is still open at the end
+    std::vector<std::function<void()>> open; // aborts each connection still open at the end
+#ifdef COROWS_HAS_TLS
+    std::unique_ptr<asio::ssl::context> tls; // for wss:// URLs
+#endif
     asio::steady_timer wake;        // signalled when `finished` or `ready` changes
 
     run_state(const settings& s, asio::any_io_executor ex) : cfg(s), wake(ex, clock_type::time_point::max()) {}
@@ -260,7 +273,8 @@ void prepare_one(run_state& st, in_flight& slot, std::size_t conn, std::uint64_t
 }
 
 // Sends what prepare_one() put in `slot`. Not a coroutine itself: no frame of its own.
-asio::awaitable<void> send_one(run_state& st, ws_t& ws, const in_flight& slot, corows::message_kind kind) {
+template <class WS>
+asio::awaitable<void> send_one(run_state& st, WS& ws, const in_flight& slot, corows::message_kind kind) {
     if (st.prepared.empty()) return ws.write_message(slot.bytes, kind, true);
     return ws.write_prepared(st.prepared[slot.tpl]);
 }
@@ -281,6 +295,20 @@ bool verify(run_state& st, const corows::message& m, const in_flight& slot) {
     return false;
 }
 
+// A connected client WebSocket over TCP, or over TLS when the URL is wss://.
+asio::awaitable<ws_t> open_ws(run_state&, asio::ip::tcp::socket sock, const corows::options& o, ws_t*) {
+    co_return ws_t(std::move(sock), o);
+}
+#ifdef COROWS_HAS_TLS
+asio::awaitable<wss_t> open_ws(run_state& st, asio::ip::tcp::socket sock, const corows::options& o, wss_t*) {
+    sock.set_option(asio::ip::tcp::no_delay(true));
+    tls_stream s(std::move(sock), *st.tls);
+    co_await s.async_handshake(asio::ssl::stream_base::client, asio::use_awaitable);
+    co_return wss_t(std::move(s), o);
+}
+#endif
+
+template <class WS>
 asio::awaitable<void> connection(run_state& st, std::size_t id, bool& settled) {
     auto ex = co_await asio::this_coro::executor;
     corows::options o;
@@ -296,10 +324,10 @@ asio::awaitable<void> connection(run_state& st, std::size_t id, bool& settled) {
     o.write_queue_limit = std::max(o.write_queue_limit, 2 * st.cfg.depth * (st.cfg.size + 14));
     asio::ip::tcp::socket sock(ex);
     co_await sock.async_connect(st.endpoint, asio::use_awaitable);
-    ws_t ws(std::move(sock), o);
+    WS ws = co_await open_ws(st, std::move(sock), o, static_cast<WS*>(nullptr));
     co_await ws.handshake(st.target.host_field(), st.target.target);
     if (st.cfg.deflate && !ws.deflate()) st.report_error("the server did not accept permessage-deflate");
-    st.open[id] = &ws;
+    st.open[id] = [&ws] { ws.abort(); };
     struct unlist {
         run_state& st;
         std::size_t id;
@@ -367,7 +395,12 @@ asio::awaitable<void> connection(run_state& st, std::size_t id, bool& settled) {
 asio::awaitable<void> run_connection(run_state& st, std::size_t id) {
     bool settled = false;
     try {
-        co_await connection(st, id, settled);
+#ifdef COROWS_HAS_TLS
+        if (st.tls) co_await connection<wss_t>(st, id, settled);
+        else co_await connection<ws_t>(st, id, settled);
+#else
+        co_await connection<ws_t>(st, id, settled);
+#endif
     } catch (const std::exception& e) {
         if (!st.stopping) st.report_error(e.what());
     }
@@ -415,8 +448,8 @@ asio::awaitable<bool> wait_until(run_state& st, Pred done, std::chrono::duration
 }
 
 void abort_all(run_state& st) {
-    for (ws_t* ws : st.open)
-        if (ws) ws->abort();
+    for (auto& abort : st.open)
+        if (abort) abort();
 }
 
 asio::awaitable<void> measure(run_state& st) {
@@ -448,10 +481,10 @@ asio::awaitable<void> measure(run_state& st) {
     double rate = static_cast<double>(msgs) / secs;
     char line[512];
     std::snprintf(line, sizeof line,
-                  "bench=echo server=%s size=%zu conns=%zu depth=%zu deflate=%s msgs_per_s=%.0f mb_per_s=%.2f "
+                  "bench=echo server=%s size=%zu conns=%zu depth=%zu deflate=%s tls=%d msgs_per_s=%.0f mb_per_s=%.2f "
                   "p50_us=%.1f p99_us=%.1f p999_us=%.1f errors=%llu load_cpu=%.2f",
                   st.cfg.name.c_str(), st.cfg.size, st.cfg.connections, st.cfg.depth,
-                  st.cfg.browser ? "browser" : st.cfg.deflate ? "1" : "0", rate,
+                  st.cfg.browser ? "browser" : st.cfg.deflate ? "1" : "0", st.target.secure ? 1 : 0, rate,
                   rate * static_cast<double>(st.cfg.size) / 1e6, st.latency.quantile(0.5) / 1e3,
                   st.latency.quantile(0.99) / 1e3, st.latency.quantile(0.999) / 1e3,
                   static_cast<unsigned long long>(st.errors), load_cpu);
@@ -482,7 +515,16 @@ int main(int argc, char** argv) {
         asio::io_context ctx(1);
         run_state st(cfg, ctx.get_executor());
         st.target = corows::parse_url(cfg.url);
-        if (st.target.secure) throw std::invalid_argument("wss:// is not supported by the load generator");
+        if (st.target.secure) {
+#ifdef COROWS_HAS_TLS
+            // The benchmark's servers use a throwaway self-signed certificate on loopback;
+            // the generator measures TLS's cost, not its trust, so it verifies no peer.
+            st.tls = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
+            st.tls->set_verify_mode(asio::ssl::verify_none);
+#else
+            throw std::invalid_argument("wss:// needs a build with TLS (OpenSSL)");
+#endif
+        }
         asio::ip::tcp::resolver resolver(ctx);
         st.endpoint = *resolver.resolve(st.target.host, std::to_string(st.target.port)).begin();
         st.open.assign(cfg.connections, nullptr);

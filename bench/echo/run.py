@@ -8,9 +8,11 @@
 Each server runs pinned to core 0 and the load generator (echo_load) to core 1. For every
 server it measures the matrix of loads (payload 32 B, 1 KiB, 16 KiB x connections/in-flight
 1x1, 1x64, 64x8, 1000x1, deflate off; 1 KiB JSON with permessage-deflate at 64x8, as prepared
-messages without context takeover and browser-like, each compressed with context takeover), then
-the server's memory per connection: VmRSS growth over N idle connections, and over N
-connections with compression after messages flowed. It prints every echo_load line as it
+messages without context takeover and browser-like, each compressed with context takeover;
+32 B and 1 KiB at 64x8 over TLS, wss), then the server's memory per connection: VmRSS growth
+over N idle connections, over N connections with compression after messages flowed, and over N
+idle wss connections. The wss points use a throwaway self-signed certificate (ECDSA P-256)
+made with the openssl command in the build directory. It prints every echo_load line as it
 comes, then each corows figure as a ratio to each peer's, and writes results.md (Markdown
 tables) and results.svg (gnuplot, grouped bars of msgs/s) next to this script.
 
@@ -60,13 +62,14 @@ VARIANTS = ("corows-tuple", "baseline", "baseline-events")
 class Point:
     """One load: what echo_load is asked to do."""
 
-    def __init__(self, size, conns, depth, deflate=False, json=False, browser=False):
+    def __init__(self, size, conns, depth, deflate=False, json=False, browser=False, tls=False):
         self.size, self.conns, self.depth, self.deflate, self.json = size, conns, depth, deflate, json
         # browser: the client compresses every message with context takeover, as browsers do
         self.browser = browser
+        self.tls = tls  # wss://
 
     def key(self):
-        return (self.size, self.conns, self.depth, self.deflate, self.browser)
+        return (self.size, self.conns, self.depth, self.deflate, self.browser, self.tls)
 
     def deflate_field(self):
         """What echo_load's line says in deflate=."""
@@ -75,7 +78,7 @@ class Point:
     def label(self):
         size = f"{self.size // 1024} KiB" if self.size >= 1024 else f"{self.size} B"
         what = (f"{size} JSON, deflate" + (" (browser-like)" if self.browser else "")) if self.deflate else size
-        return f"{what}, {self.conns} x {self.depth}"
+        return ("wss " if self.tls else "") + f"{what}, {self.conns} x {self.depth}"
 
     def args(self):
         a = ["--size", str(self.size), "--connections", str(self.conns), "--depth", str(self.depth)]
@@ -91,7 +94,21 @@ def matrix():
     points = [Point(s, c, d) for s in SIZES for (c, d) in LOADS]
     points.append(Point(1024, 64, 8, deflate=True, json=True))
     points.append(Point(1024, 64, 8, deflate=True, json=True, browser=True))
+    points += [Point(s, 64, 8, tls=True) for s in (32, 1024)]
     return points
+
+
+def tls_files(build):
+    """[--cert, FILE, --key, FILE] for the wss points: a self-signed ECDSA P-256 certificate for
+    127.0.0.1, made once in the build directory."""
+    d = os.path.join(build, "bench-tls")
+    cert, key = os.path.join(d, "cert.pem"), os.path.join(d, "key.pem")
+    if not (os.path.exists(cert) and os.path.exists(key)):
+        os.makedirs(d, exist_ok=True)
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                        "-days", "3650", "-subj", "/CN=127.0.0.1", "-keyout", key, "-out", cert],
+                       check=True, capture_output=True)
+    return ["--cert", cert, "--key", key]
 
 
 # --baseline DIR: a build of an earlier corows (its examples/echo_server), run as two more
@@ -142,13 +159,16 @@ free_port = Ports(19100).free
 
 
 class Server(ServerProcess):
-    def __init__(self, name, build, deflate):
+    def __init__(self, name, build, deflate, tls=False):
         port = free_port()
-        super().__init__(name, server_commands(build)[name](port, deflate), port, cwd=HERE, cpu=SERVER_CPU, wait=15)
+        # Every server takes --cert FILE --key FILE after its other arguments.
+        cmd = server_commands(build)[name](port, deflate) + (tls_files(build) if tls else [])
+        self.tls = tls
+        super().__init__(name, cmd, port, cwd=HERE, cpu=SERVER_CPU, wait=15)
         time.sleep(0.2)  # let the probe connection's teardown pass before measuring
 
     def url(self):
-        return f"ws://127.0.0.1:{self.port}/"
+        return f"{'wss' if self.tls else 'ws'}://127.0.0.1:{self.port}/"
 
 
 def run_point(load, server, point, seconds, warmup):
@@ -159,13 +179,13 @@ def run_point(load, server, point, seconds, warmup):
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=limit)
     except subprocess.TimeoutExpired:
         print(f"bench=echo server={server.name} size={point.size} conns={point.conns} depth={point.depth} "
-              f"deflate={point.deflate_field()} failed=timeout", flush=True)
+              f"deflate={point.deflate_field()} tls={int(point.tls)} failed=timeout", flush=True)
         return None
     lines = [l for l in r.stdout.splitlines() if l.startswith("bench=echo")]
     if not lines:
         why = (r.stderr.strip().splitlines() or [f"exit {r.returncode}"])[-1]
         print(f"bench=echo server={server.name} size={point.size} conns={point.conns} depth={point.depth} "
-              f"deflate={point.deflate_field()} failed={why!r}", flush=True)
+              f"deflate={point.deflate_field()} tls={int(point.tls)} failed={why!r}", flush=True)
         return None
     print(lines[-1], flush=True)
     for l in r.stderr.strip().splitlines()[:3]:
@@ -179,9 +199,9 @@ def read_lines(pipe, q):
     q.put(None)
 
 
-def measure_memory(load, build, name, conns, deflate):
+def measure_memory(load, build, name, conns, deflate, tls=False):
     """KiB of server RSS per connection: idle ones, or (deflate) after 1 KiB JSON messages flowed."""
-    server = Server(name, build, deflate)
+    server = Server(name, build, deflate, tls)
     try:
         time.sleep(0.3)
         before = server.rss_kib()
@@ -308,7 +328,7 @@ def write_markdown(path, servers, points, results, memory, args, skipped, comman
         L.append("")
         L.append("| state | " + " | ".join(PEER_NAMES[s] for s in ran) + " |")
         L.append("|---" * (len(ran) + 1) + "|")
-        for kind, title in (("idle", "idle"), ("deflate", "permessage-deflate, after 8 x 1 KiB JSON each way")):
+        for kind, title in MEMORY_STATES:
             cells = []
             n = None
             for s in ran:
@@ -325,6 +345,11 @@ def write_markdown(path, servers, points, results, memory, args, skipped, comman
         L.append("")
     with open(path, "w") as f:
         f.write("\n".join(L))
+
+
+# Memory measurements: (kind, the row's title).
+MEMORY_STATES = (("idle", "idle"), ("deflate", "permessage-deflate, after 8 x 1 KiB JSON each way"),
+                 ("idle-wss", "idle, wss"))
 
 
 def rate(results, server, point):
@@ -413,6 +438,8 @@ def main():
     ap.add_argument("--idle-conns", type=int, default=None, help="idle connections for memory (default 10000)")
     ap.add_argument("--deflate-conns", type=int, default=None,
                     help="connections for memory with compression (default 1000)")
+    ap.add_argument("--tls-conns", type=int, default=None,
+                    help="idle wss connections for memory (default 2000)")
     ap.add_argument("--no-memory", action="store_true", help="skip the memory measurements")
     ap.add_argument("--no-throughput", action="store_true", help="only the memory measurements")
     ap.add_argument("--out", default=HERE, help="where results.md and results.svg go")
@@ -428,6 +455,7 @@ def main():
     args.build = os.path.abspath(args.build)  # servers run with bench/echo as their directory
     idle_conns = args.idle_conns or (1000 if args.quick else 10000)
     deflate_conns = args.deflate_conns or (200 if args.quick else 1000)
+    tls_conns = args.tls_conns or (200 if args.quick else 2000)
     command = "tools/bench-echo" + ("".join(f" {a}" for a in sys.argv[1:]))
 
     # Servers and the load generator inherit this: every connection is a file descriptor.
@@ -463,15 +491,15 @@ def main():
     # Every server of a mode runs at once (idle ones cost nothing) and each point visits them
     # all in turn, in an order that rotates: a change in the machine's background load then
     # falls on every server alike instead of on whichever ran at that moment.
-    for deflate in (False, True):
-        todo = [p for p in points if p.deflate == deflate and not args.no_throughput]
+    for deflate, tls in ((False, False), (True, False), (False, True)):
+        todo = [p for p in points if (p.deflate, p.tls) == (deflate, tls) and not args.no_throughput]
         if not todo:
             continue
         running = {}
         try:
             for name in ran:
                 try:
-                    running[name] = Server(name, args.build, deflate)
+                    running[name] = Server(name, args.build, deflate, tls)
                 except RuntimeError as e:
                     print(f"bench=echo server={name} failed={str(e)!r}", flush=True)
             # Each server visits each point `visits` times, interleaved with the others, and
@@ -492,7 +520,7 @@ def main():
                             print(f"bench=echo server={name} died: {running[name].errors()!r}", flush=True)
                             running[name].stop()
                             try:
-                                running[name] = Server(name, args.build, deflate)
+                                running[name] = Server(name, args.build, deflate, tls)
                             except RuntimeError as e:
                                 print(f"bench=echo server={name} failed={str(e)!r}", flush=True)
                                 del running[name]
@@ -503,9 +531,9 @@ def main():
     for name in ran:
         if args.no_memory:
             break
-        for kind, conns in (("idle", idle_conns), ("deflate", deflate_conns)):
+        for kind, conns in (("idle", idle_conns), ("deflate", deflate_conns), ("idle-wss", tls_conns)):
             try:
-                m = measure_memory(load, args.build, name, conns, kind == "deflate")
+                m = measure_memory(load, args.build, name, conns, kind == "deflate", kind == "idle-wss")
             except (RuntimeError, OSError) as e:
                 m = {"error": str(e)}
             memory[(name, kind)] = m
@@ -530,7 +558,7 @@ def main():
                 p50 = float(c["p50_us"]) / float(r["p50_us"]) if float(r["p50_us"]) else 0
                 print(f"ratio server={mine} load={p.label().replace(' ', '')!s} vs={s} msgs_per_s={msgs:.2f}x "
                       f"p50_us={p50:.2f}x", flush=True)
-        for kind in ("idle", "deflate"):
+        for kind, _ in MEMORY_STATES:
             c = memory.get((mine, kind))
             if not c or "error" in c:
                 continue

@@ -16,7 +16,7 @@ mkdir -p "$peers"
 # (the project's Boost: Beast and Boost.System are header-only), websocketpp, gnuplot for the chart, taskset, Node.
 # shellcheck source=bench/setup_common.sh
 . "$here/../setup_common.sh"
-install_missing meson ninja-build g++ pkg-config libasio-dev zlib1g-dev libssl-dev python3 util-linux \
+install_missing meson ninja-build g++ pkg-config libasio-dev zlib1g-dev libssl-dev openssl python3 util-linux \
                 libboost1.81-dev libwebsocketpp-dev gnuplot-nox
 
 # Rebuilds $2 from $1 when the source is newer; the rest are compiler arguments, after the
@@ -29,8 +29,8 @@ build() {
         g++ -O2 -DNDEBUG "$src" "$@" -o "$out.tmp" && mv "$out.tmp" "$out"
     fi
 }
-build "$here/beast_echo.cpp" "$peers/beast_echo" -std=c++20 -pthread
-build "$here/wspp_echo.cpp" "$peers/wspp_echo" -std=c++17 -pthread -lz
+build "$here/beast_echo.cpp" "$peers/beast_echo" -std=c++20 -pthread -lssl -lcrypto
+build "$here/wspp_echo.cpp" "$peers/wspp_echo" -std=c++17 -pthread -lz -lssl -lcrypto
 
 # Node peers: ws (with bufferutil, as ws recommends) and uWebSockets.js.
 if ! (cd "$here" && node -e "require('ws'); require('bufferutil')" 2>/dev/null) ||

@@ -1,8 +1,8 @@
 // uWebSockets.js echo server for the echo benchmark (npm @btc-vision/uwebsockets.js, a
 // prebuilt addon): one thread, permessage-deflate when started with --deflate. uWS sets
-// TCP_NODELAY itself.
+// TCP_NODELAY itself. wss (uWS.SSLApp) with --cert and --key.
 //
-//   node uws_echo.js PORT [--deflate]
+//   node uws_echo.js PORT [--deflate] [--cert FILE --key FILE]
 //   node uws_echo.js --check      (only says whether the addon loads)
 //
 // Exits with status 3 and a message on stderr if the addon does not load on this machine
@@ -31,7 +31,13 @@ if (process.argv.includes('--check')) {
 
 const port = Number(process.argv[2]);
 const deflate = process.argv.includes('--deflate');
-uWS.App()
+const arg = (name) => {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? process.argv[i + 1] : undefined;
+};
+const cert = arg('--cert');
+const key = arg('--key');
+(cert && key ? uWS.SSLApp({ cert_file_name: cert, key_file_name: key }) : uWS.App())
   .ws('/*', {
     // The shared compressor is uWS's default when compression is on; dedicated ones cost
     // memory per connection.

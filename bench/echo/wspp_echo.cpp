@@ -1,18 +1,22 @@
 // websocketpp (0.8.2, Debian libwebsocketpp-dev) echo server for the echo benchmark: one
-// thread, TCP_NODELAY on, permessage-deflate when started with --deflate.
+// thread, TCP_NODELAY on, permessage-deflate when started with --deflate, wss with --cert and
+// --key (the stock asio_tls config).
 //
-//   wspp_echo PORT [--deflate]
+//   wspp_echo PORT [--deflate] [--cert FILE --key FILE]
 //
 // websocketpp's deflate extension is marked experimental; its server config is the stock
 // asio_no_tls one with the extension switched on. Built by setup_peers.sh (g++ -O2
-// -std=c++17 with Boost.Asio), not by Meson.
-#include <websocketpp/config/asio_no_tls.hpp>
+// -std=c++17 with Boost.Asio, -lssl -lcrypto), not by Meson.
+#include <websocketpp/config/asio.hpp>
 #include <websocketpp/extensions/permessage_deflate/enabled.hpp>
 #include <websocketpp/server.hpp>
 
 #include <cstdlib>
 #include <iostream>
+#include <memory>
+#include <string>
 #include <string_view>
+#include <type_traits>
 
 namespace {
 
@@ -42,6 +46,9 @@ struct deflate_config : websocketpp::config::asio {
     static const size_t max_message_size = 64 * 1024 * 1024;
 };
 
+// The certificate and key files for wss (empty: plain ws).
+std::string cert, key;
+
 template <class Config>
 int serve(unsigned short port) {
     using server = websocketpp::server<Config>;
@@ -62,6 +69,14 @@ int serve(unsigned short port) {
         websocketpp::lib::error_code ec;
         s.send(h, msg->get_payload(), msg->get_opcode(), ec);
     });
+    if constexpr (std::is_same_v<Config, websocketpp::config::asio_tls>) {
+        s.set_tls_init_handler([](websocketpp::connection_hdl) {
+            auto ctx = std::make_shared<boost::asio::ssl::context>(boost::asio::ssl::context::tls_server);
+            ctx->use_certificate_chain_file(cert);
+            ctx->use_private_key_file(key, boost::asio::ssl::context::pem);
+            return ctx;
+        });
+    }
     s.listen(boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), port));
     s.start_accept();
     std::cout << "listening on 127.0.0.1:" << port << std::endl;
@@ -73,12 +88,23 @@ int serve(unsigned short port) {
 
 int main(int argc, char** argv) {
     if (argc < 2) {
-        std::cerr << "usage: wspp_echo PORT [--deflate]\n";
+        std::cerr << "usage: wspp_echo PORT [--deflate] [--cert FILE --key FILE]\n";
         return 2;
     }
     auto port = static_cast<unsigned short>(std::atoi(argv[1]));
     bool deflate = false;
-    for (int i = 2; i < argc; ++i)
-        if (std::string_view(argv[i]) == "--deflate") deflate = true;
+    for (int i = 2; i < argc; ++i) {
+        std::string_view a = argv[i];
+        if (a == "--deflate") deflate = true;
+        else if (a == "--cert" && i + 1 < argc) cert = argv[++i];
+        else if (a == "--key" && i + 1 < argc) key = argv[++i];
+    }
+    if (!cert.empty() && !key.empty()) {
+        if (deflate) {
+            std::cerr << "wspp_echo: --deflate with TLS is not built\n";
+            return 2;
+        }
+        return serve<websocketpp::config::asio_tls>(port);
+    }
     return deflate ? serve<deflate_config>(port) : serve<websocketpp::config::asio>(port);
 }

@@ -19,6 +19,7 @@
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/compose.hpp>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/error.hpp>
@@ -71,6 +72,7 @@ using system_error = ::boost::system::system_error;
 #include <asio/bind_executor.hpp>
 #include <asio/buffer.hpp>
 #include <asio/co_spawn.hpp>
+#include <asio/compose.hpp>
 #include <asio/connect.hpp>
 #include <asio/detached.hpp>
 #include <asio/error.hpp>

@@ -66,12 +66,16 @@ class pump {
 public:
     using clock = connection::clock;
 
-    /// A plain TCP socket can be waited on without a buffer (an Asio SSL stream cannot: it may
-    /// hold decrypted bytes the socket no longer shows), and written without a handler.
+    /// A plain TCP socket (or corows::tls_stream) can be waited on without a buffer (an Asio
+    /// SSL stream cannot: it may hold decrypted bytes the socket no longer shows).
     static constexpr bool waits_without_buffer = requires(Stream& st, error_code& ec) {
         st.async_wait(asio::socket_base::wait_read, [](error_code) {});
         st.non_blocking(true, ec);
         st.read_some(asio::mutable_buffer{}, ec);
+    };
+    /// A plain TCP socket can also be written without a handler (write_now()).
+    static constexpr bool writes_without_handler = waits_without_buffer && requires(Stream& st, error_code& ec) {
+        st.write_some(asio::const_buffer{}, ec);
     };
 
     /// The application's callbacks, allocated only if it sets one.
@@ -425,7 +429,7 @@ private:
     // holds the buffer until its completion handler runs, after every other ready handler:
     // with many busy connections, their buffers could not go back to the pool between batches.
     bool write_now(detail::write_queue& q, std::size_t& sent) {
-        if constexpr (!waits_without_buffer) {
+        if constexpr (!writes_without_handler) {
             return false;
         } else {
             if (!q.shared.empty()) return false; // broadcast frames: a gather write
