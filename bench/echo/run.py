@@ -329,6 +329,8 @@ def write_markdown(path, servers, points, results, memory, args, skipped, comman
         L.append("| state | " + " | ".join(PEER_NAMES[s] for s in ran) + " |")
         L.append("|---" * (len(ran) + 1) + "|")
         for kind, title in MEMORY_STATES:
+            if not any((s, kind) in memory for s in ran):
+                continue  # not measured in this run (--points)
             cells = []
             n = None
             for s in ran:
@@ -440,6 +442,9 @@ def main():
                     help="connections for memory with compression (default 1000)")
     ap.add_argument("--tls-conns", type=int, default=None,
                     help="idle wss connections for memory (default 2000)")
+    ap.add_argument("--points", default=None,
+                    help="comma-separated words: only the loads and memory states whose label has one of "
+                         "them (e.g. wss,browser)")
     ap.add_argument("--no-memory", action="store_true", help="skip the memory measurements")
     ap.add_argument("--no-throughput", action="store_true", help="only the memory measurements")
     ap.add_argument("--out", default=HERE, help="where results.md and results.svg go")
@@ -485,7 +490,9 @@ def main():
             skipped[s] = why
             print(f"bench=echo server={s} skipped={why!r}", flush=True)
 
-    points = matrix()
+    words = [w.strip() for w in (args.points or "").split(",") if w.strip()]
+    wanted = lambda label: not words or any(w in label for w in words)
+    points = [p for p in matrix() if wanted(p.label())]
     results, memory = {}, {}
     ran = [s for s in servers if s not in skipped]
     # Every server of a mode runs at once (idle ones cost nothing) and each point visits them
@@ -532,6 +539,8 @@ def main():
         if args.no_memory:
             break
         for kind, conns in (("idle", idle_conns), ("deflate", deflate_conns), ("idle-wss", tls_conns)):
+            if not wanted(dict(MEMORY_STATES)[kind]):
+                continue
             try:
                 m = measure_memory(load, args.build, name, conns, kind == "deflate", kind == "idle-wss")
             except (RuntimeError, OSError) as e:

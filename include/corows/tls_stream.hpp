@@ -117,6 +117,7 @@ public:
         }
         std::span<std::uint8_t> out(static_cast<std::uint8_t*>(b.data()), b.size());
         std::size_t total = 0;
+        bool socket_empty = false; // a read that did not fill the scratch emptied the socket
         for (;;) {
             std::size_t n = 0;
             auto st = engine_->read(out.subspan(total), n);
@@ -126,12 +127,18 @@ public:
                 continue;
             }
             if (st == detail::tls_status::need_input) {
+                if (socket_empty) {
+                    // Not another read the kernel would refuse: the caller waits instead.
+                    ec = asio::error::would_block;
+                    break;
+                }
                 auto& buf = scratch();
                 std::size_t got = sock_.read_some(asio::buffer(buf.data(), buf.size()), ec);
                 if (ec) {
                     if (ec == asio::error::eof) ec = asio::ssl::error::stream_truncated;
                     break;
                 }
+                socket_empty = got < buf.size();
                 engine_->lend({buf.data(), got});
                 continue;
             }
@@ -193,6 +200,10 @@ private:
             started = true;
             if (w == asio::socket_base::wait_read && (s->ended_ || s->engine_->has_buffered_input()))
                 return asio::post(s->sock_.get_executor(), std::move(self));
+            // Waiting for the peer, OpenSSL's record buffers go back to the heap: an idle
+            // connection holds none. (SSL_MODE_RELEASE_BUFFERS frees them after every record,
+            // which costs more than once per wait.)
+            if (w == asio::socket_base::wait_read) s->engine_->release_buffers();
             s->sock_.async_wait(w, std::move(self));
         }
     };

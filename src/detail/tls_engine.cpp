@@ -71,9 +71,11 @@ tls_engine::tls_engine(ssl_ctx_st* ctx) {
     }
     BIO_set_data(bio, this);
     SSL_set_bio(ssl_, bio, bio); // one reference, owned by ssl_
-    // OpenSSL's record buffers (about 17 KiB each way) go back to the heap whenever they are
-    // empty: an idle connection then holds none.
-    SSL_set_mode(ssl_, SSL_MODE_RELEASE_BUFFERS);
+}
+
+void tls_engine::release_buffers() noexcept {
+    // Fails, harmlessly, while a buffer holds data: then the connection is not idle.
+    SSL_free_buffers(ssl_);
 }
 
 tls_engine::~tls_engine() { SSL_free(ssl_); }

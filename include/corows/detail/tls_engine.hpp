@@ -51,6 +51,9 @@ public:
     /// Makes room in the output for `plaintext` bytes about to be written, with their records'
     /// overhead, so that write() appends without growing the vector record by record.
     void reserve_output(std::size_t plaintext) { out_.reserve(out_.size() + plaintext + (plaintext / 16384 + 1) * 64); }
+    /// Gives OpenSSL's record buffers (about 17 KiB each way) back to the heap if they are
+    /// empty; for a connection about to wait for its peer.
+    void release_buffers() noexcept;
     /// True if ciphertext waits to be sent.
     bool has_output() const noexcept { return !out_.empty(); }
     /// The ciphertext to send, taken: the engine's output is empty afterwards.
