@@ -110,11 +110,6 @@ public:
     std::size_t read_some(const asio::mutable_buffer& b, error_code& ec) {
         ec = {};
         if (b.size() == 0) return 0;
-        if (!nonblocking_) {
-            sock_.non_blocking(true, ec);
-            if (ec) return 0;
-            nonblocking_ = true;
-        }
         std::span<std::uint8_t> out(static_cast<std::uint8_t*>(b.data()), b.size());
         std::size_t total = 0;
         bool socket_empty = false; // a read that did not fill the scratch emptied the socket
@@ -132,14 +127,7 @@ public:
                     ec = asio::error::would_block;
                     break;
                 }
-                auto& buf = scratch();
-                std::size_t got = sock_.read_some(asio::buffer(buf.data(), buf.size()), ec);
-                if (ec) {
-                    if (ec == asio::error::eof) ec = asio::ssl::error::stream_truncated;
-                    break;
-                }
-                socket_empty = got < buf.size();
-                engine_->lend({buf.data(), got});
+                if (!pull(ec, &socket_empty)) break;
                 continue;
             }
             ec = st == detail::tls_status::closed ? error_code(asio::error::eof) : ssl_error();
@@ -153,6 +141,26 @@ public:
     }
 
 private:
+    // Reads what the socket has into the per-thread buffer and lends it to the engine; false
+    // with `ec` (would_block when empty, stream_truncated at the peer's FIN) if nothing came.
+    // Sets `socket_empty` when the read did not fill the buffer.
+    bool pull(error_code& ec, bool* socket_empty = nullptr) {
+        if (!nonblocking_) {
+            sock_.non_blocking(true, ec);
+            if (ec) return false;
+            nonblocking_ = true;
+        }
+        auto& buf = scratch();
+        std::size_t got = sock_.read_some(asio::buffer(buf.data(), buf.size()), ec);
+        if (ec) {
+            if (ec == asio::error::eof) ec = asio::ssl::error::stream_truncated;
+            return false;
+        }
+        if (socket_empty) *socket_empty = got < buf.size();
+        engine_->lend({buf.data(), got});
+        return true;
+    }
+
     // Ciphertext read from the socket, per thread: a connection borrows it only while it
     // decrypts, so it costs nothing per connection.
     static std::array<std::uint8_t, 32 * 1024>& scratch() {
@@ -278,18 +286,10 @@ private:
                 e.settle();
                 if (st == detail::tls_status::need_input && !shutdown) {
                     if (e.has_output()) return send(self); // our flight first, then theirs
-                    if (!s->nonblocking_) {
-                        s->sock_.non_blocking(true, ec);
-                        if (ec) return self.complete(ec);
-                        s->nonblocking_ = true;
-                    }
-                    auto& buf = scratch();
-                    std::size_t got = s->sock_.read_some(asio::buffer(buf.data(), buf.size()), ec);
+                    if (s->pull(ec)) continue;
                     if (ec == asio::error::would_block || ec == asio::error::try_again)
                         return s->sock_.async_wait(asio::socket_base::wait_read, std::move(self));
-                    if (ec) return self.complete(ec == asio::error::eof ? asio::ssl::error::stream_truncated : ec);
-                    e.lend({buf.data(), got});
-                    continue;
+                    return self.complete(ec);
                 }
                 if (st == detail::tls_status::failed) failed = s->ssl_error();
                 else if (st == detail::tls_status::closed) failed = asio::error::eof;
