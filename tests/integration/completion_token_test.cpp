@@ -130,19 +130,50 @@ BOOST_AUTO_TEST_CASE(callbacks_chain_on_the_connection_thread) {
     BOOST_TEST(ws.close_code() == 1000);
 }
 
-BOOST_AUTO_TEST_CASE(a_callback_runs_on_its_bound_executor) {
-    server_thread srv(corows::server_options(), echo);
+/// An echo server, a client connected to it on a context of the test's own, and a strand of
+/// that context.
+struct client_and_strand {
+    server_thread srv{corows::server_options(), echo};
     asio::io_context ctx;
-    auto f = asio::co_spawn(ctx, connect_ws_to(srv.port(), client_options), asio::use_future);
-    tcp_ws ws = run_for_result(ctx, f);
-    auto strand = asio::make_strand(ctx);
+    tcp_ws ws = connect();
+    asio::strand<asio::io_context::executor_type> strand = asio::make_strand(ctx);
+
+    tcp_ws connect() {
+        auto f = asio::co_spawn(ctx, connect_ws_to(srv.port(), client_options), asio::use_future);
+        return run_for_result(ctx, f);
+    }
+};
+
+BOOST_AUTO_TEST_CASE(a_callback_runs_on_its_bound_executor) {
+    client_and_strand c;
     bool in_strand = false;
     bool done = false;
-    ws.write_text("x", asio::bind_executor(strand, [&](corows::error_code) {
-        in_strand = strand.running_in_this_thread();
+    c.ws.write_text("x", asio::bind_executor(c.strand, [&](corows::error_code) {
+        in_strand = c.strand.running_in_this_thread();
         done = true;
     }));
-    run_until(ctx, [&] { return done; }, 10s);
+    run_until(c.ctx, [&] { return done; }, 10s);
+    BOOST_TEST(in_strand);
+}
+
+// read_message() waits for the socket through its own completion handler, not Asio's
+// use_awaitable one: a coroutine on a strand must still be resumed on that strand.
+BOOST_AUTO_TEST_CASE(a_read_awaited_on_a_strand_resumes_on_it) {
+    client_and_strand c;
+    bool in_strand = false;
+    bool got = false;
+    bool done = false;
+    corows::message m;
+    asio::co_spawn(c.strand, [&]() -> asio::awaitable<void> {
+        got = co_await c.ws.read_message(m); // nothing has been sent yet: this waits for the socket
+        in_strand = c.strand.running_in_this_thread();
+        done = true;
+    }, asio::detached);
+    asio::steady_timer later(c.ctx, 50ms);
+    later.async_wait([&](corows::error_code) { c.ws.write_text("later", asio::detached); });
+    run_until(c.ctx, [&] { return done; }, 10s);
+    BOOST_TEST(got);
+    BOOST_TEST(m.text() == "later");
     BOOST_TEST(in_strand);
 }
 

@@ -1,11 +1,12 @@
 // The I/O half of one websocket<Stream>: the stream, the sans-I/O connection it drives, the
-// read pump and the writer that move bytes between them, and the one timer. Every protocol
+// read pump and the writer that move bytes between them, and the connection's deadline. Every protocol
 // decision (what to answer, when to close, which code) is the connection's; this file only
 // reads, writes, waits and wakes.
 #pragma once
 
 #include <corows/asio.hpp>
 #include <corows/detail/buffer_pool.hpp>
+#include <corows/detail/deadline_service.hpp>
 #include <corows/message.hpp>
 #include <corows/options.hpp>
 #include <corows/protocol/connection.hpp>
@@ -91,7 +92,10 @@ public:
     pump(Stream&& s, std::shared_ptr<const options> o) : stream(std::move(s)), conn(std::move(o)) {}
     pump(const pump&) = delete;
     pump& operator=(const pump&) = delete;
-    ~pump() { gone(); }
+    ~pump() {
+        if (deadlines_) deadlines_->cancel(deadline_);
+        gone();
+    }
 
     Stream stream;
     connection conn;
@@ -305,7 +309,7 @@ public:
         transport_closed = true;
         if (conn.state() != connection_state::closed) conn.receive_closed();
         close_transport(stream);
-        if (deadline_) deadline_->cancel();
+        unschedule();
         notify();
         gone();
     }
@@ -324,31 +328,40 @@ public:
         if (conn.state() == connection_state::closed && !writing_ && !conn.has_output()) close_transport_now();
     }
 
-    // ------------------------------------------------------------------ the timer
+    // ------------------------------------------------------------------ the deadline
 
-    /// Keeps the one timer armed for conn.deadline(); an open connection without timeouts
-    /// holds no timer at all.
+    /// Keeps conn.deadline() queued with the context's deadline_service; an open connection
+    /// without timeouts is not queued at all.
     void arm_timer(const std::shared_ptr<pump>& self) {
         auto at = conn.deadline();
         if (at == clock::time_point::max() || transport_closed) {
-            deadline_.reset();
+            unschedule();
             return;
         }
-        // An earlier expiry re-checks when it fires; only a nearer deadline re-arms. A timer
-        // that fired (or never waited) has its expiry at infinity.
-        if (deadline_ && deadline_->expiry() <= at) return;
-        auto& t = timer(deadline_);
-        t.expires_at(at);
-        t.async_wait(asio::bind_allocator(exact_allocator<void>{},
-                                          [w = std::weak_ptr<pump>(self)](error_code ec) {
-                                              if (ec) return;
-                                              if (auto s = w.lock()) s->deadline_reached(s);
-                                          }));
+        // An earlier deadline re-checks when it fires; only a nearer one moves the entry.
+        // One that fired is at infinity until deadline_reached() runs.
+        if (armed_at_ <= at) return;
+        armed_at_ = at;
+        if (!deadlines_) deadlines_ = &deadline_service::of(stream.get_executor());
+        deadlines_->schedule(deadline_, at, self, &pump::deadline_due, stream.get_executor());
     }
 
 private:
+    void unschedule() noexcept {
+        if (!deadlines_ || armed_at_ == clock::time_point::max()) return;
+        deadlines_->cancel(deadline_);
+        armed_at_ = clock::time_point::max();
+    }
+
+    // On the service's timer: back onto the connection's own executor.
+    static void deadline_due(std::shared_ptr<void> owner) {
+        auto self = std::static_pointer_cast<pump>(std::move(owner));
+        auto ex = self->stream.get_executor();
+        asio::dispatch(ex, [self = std::move(self)] { self->deadline_reached(self); });
+    }
+
     void deadline_reached(const std::shared_ptr<pump>& self) {
-        deadline_->expires_at(clock::time_point::max());
+        armed_at_ = clock::time_point::max();
         switch (conn.on_timer(clock::now())) {
         case timer_outcome::none: break;
         case timer_outcome::ping: kick(self); break;
@@ -457,11 +470,13 @@ private:
 
     // The in-flight queue's pieces when it has shared frames; made by the first broadcast.
     std::unique_ptr<std::vector<asio::const_buffer>> gather_;
-    // The timers exist only while in use, so an idle connection does not carry them.
     // `signal_` wakes everything waiting for the queue to drain or the connection to close:
-    // its expiry stays at infinity and cancel() is the notification.
+    // its expiry stays at infinity and cancel() is the notification. It exists only while in
+    // use, so an idle connection does not carry it.
     std::unique_ptr<asio::steady_timer> signal_;
-    std::unique_ptr<asio::steady_timer> deadline_; // armed for conn.deadline()
+    deadline_service* deadlines_ = nullptr; // the context's, from the first deadline on
+    deadline_entry deadline_;               // conn.deadline(), queued there
+    clock::time_point armed_at_ = clock::time_point::max(); // where deadline_ is queued
     std::size_t waiters_ = 0;
     bool writing_ = false;         // a transport write (background or direct) is in progress
     bool write_scheduled_ = false; // kick() posted a write that has not started yet

@@ -5,6 +5,7 @@
 #include <corows/detail/awaiting.hpp>
 #include <corows/detail/initiate.hpp>
 #include <corows/detail/pump.hpp>
+#include <corows/detail/readable_wait.hpp>
 
 #include <memory>
 #include <optional>
@@ -13,29 +14,40 @@
 namespace corows {
 namespace detail {
 
-/// The pump's rarer waits: for room in the write queue, a yield to the thread's other work,
-/// or the end of the connection. Returns what ends the read: a cancellation, or at the end
-/// why the connection ended; nothing when the pump may go on.
+/// Every wait of the read pump but the socket's readability: a transport read (a stream that
+/// cannot wait without a buffer), room in the write queue, a yield to the thread's other
+/// work, or the end of the connection. Returns what ends the read: a cancellation, or at the
+/// end why the connection ended; nothing when the pump may go on. A frame of its own, so the
+/// frame an idle connection keeps suspended in read_loop() stays small.
 template <class Stream>
 asio::awaitable<error_code> wait_out(std::shared_ptr<pump<Stream>> s, pump_step step) {
-    if (step == pump_step::room) {
-        error_code ec = co_await wait(s);
+    error_code ec;
+    switch (step) {
+    case pump_step::read: {
+        auto space = s->conn.receive_space();
+        std::size_t n = co_await s->stream.async_read_some(asio::buffer(space.data(), space.size()),
+                                                           asio::redirect_error(asio::use_awaitable, ec));
+        if (!s->received(n, ec)) co_return ec; // cancelled by the caller
+        co_return error_code{};
+    }
+    case pump_step::room:
+        ec = co_await wait(s);
         if (!ec) s->resume();
         co_return ec;
-    }
-    if (step == pump_step::yield) {
+    case pump_step::yield:
         co_await asio::post(s->stream.get_executor(), asio::use_awaitable);
         s->resume();
         co_return error_code{};
+    default:
+        ec = co_await transport_gone(s);
+        co_return ec ? ec : s->end_report();
     }
-    error_code ec = co_await transport_gone(s);
-    co_return ec ? ec : s->end_report();
 }
 
 /// Reads the next message into `m`: runs the pump and waits where it says. Returns true for
 /// a message. Otherwise: with `report`, stores why (error::closed once closed) and returns
-/// false; without, returns false once closed and throws anything else. One coroutine frame
-/// for the whole read, socket wait included: it is what an idle connection holds.
+/// false; without, returns false once closed and throws anything else. Its frame is what an
+/// idle connection holds while it waits for the socket, so it keeps only that wait.
 template <class Stream>
 asio::awaitable<bool> read_loop(std::shared_ptr<pump<Stream>> s, message& m, error_code* report) {
     error_code ec;
@@ -43,48 +55,32 @@ asio::awaitable<bool> read_loop(std::shared_ptr<pump<Stream>> s, message& m, err
         ec = error::operation_in_progress;
     } else {
         s->reading = true;
-        struct reading_guard {
+        struct reading_guard { // also when a co_await throws, or the frame is destroyed
             pump<Stream>* s;
             ~reading_guard() {
                 s->reading = false;
                 s->notify();
             }
         } guard{s.get()};
-        for (bool done = false; !done;) {
-            pump_step step = s->advance(s, m, false);
-            switch (step) {
-            case pump_step::message:
-                done = true;
-                break;
-            case pump_step::readable:
-                if constexpr (pump<Stream>::waits_without_buffer) {
-                    co_await s->stream.async_wait(asio::socket_base::wait_read,
-                                                  asio::redirect_error(asio::use_awaitable, ec));
+        for (;;) {
+            const pump_step step = s->advance(s, m, false);
+            if (step == pump_step::message) break;
+            if constexpr (pump<Stream>::waits_without_buffer) {
+                if (step == pump_step::readable) {
+                    co_await readable<bool, Stream>{s->stream, ec};
                     if (!ec) {
                         s->readable();
-                    } else if (ec == asio::error::operation_aborted && !s->transport_closed) {
-                        done = true; // cancelled by the caller: nothing decoded is lost
-                    } else {
-                        s->read_failed();
-                        ec.clear();
+                        continue;
                     }
+                    if (ec == asio::error::operation_aborted && !s->transport_closed)
+                        break; // cancelled by the caller: nothing decoded is lost
+                    s->read_failed();
+                    ec.clear();
+                    continue;
                 }
-                break;
-            case pump_step::read: {
-                auto space = s->conn.receive_space();
-                std::size_t n = co_await s->stream.async_read_some(asio::buffer(space.data(), space.size()),
-                                                                   asio::redirect_error(asio::use_awaitable, ec));
-                if (s->received(n, ec)) ec.clear();
-                else done = true; // cancelled by the caller
-                break;
             }
-            default:
-                // Room, a yield, the end: rare, and waited for in a frame of their own, so the
-                // frame an idle connection keeps suspended here stays small.
-                ec = co_await wait_out(s, step);
-                done = static_cast<bool>(ec);
-                break;
-            }
+            ec = co_await wait_out(s, step);
+            if (ec) break;
         }
     }
     if (report) {
