@@ -1,7 +1,7 @@
 // The I/O half of one websocket<Stream>: the stream, the sans-I/O connection it drives, the
-// read pump and the writer that move bytes between them, and the connection's deadline. Every protocol
-// decision (what to answer, when to close, which code) is the connection's; this file only
-// reads, writes, waits and wakes.
+// read pump and the writer that move bytes between them, and the connection's deadline.
+// Every protocol decision (what to answer, when to close, which code) is the connection's;
+// this file only reads, writes, waits and wakes.
 #pragma once
 
 #include <corows/asio.hpp>
@@ -338,8 +338,9 @@ public:
             unschedule();
             return;
         }
-        // An earlier deadline re-checks when it fires; only a nearer one moves the entry.
-        // One that fired is at infinity until deadline_reached() runs.
+        // An earlier deadline re-checks when it fires; only a nearer one moves the entry. One
+        // that fired keeps its time until deadline_reached() runs, so nothing queues it anew
+        // before then.
         if (armed_at_ <= at) return;
         armed_at_ = at;
         if (!deadlines_) deadlines_ = &deadline_service::of(stream.get_executor());
