@@ -7,6 +7,7 @@
 #include <corows/detail/admission.hpp>
 #include <corows/detail/answer_and_close.hpp>
 #include <corows/detail/drain_schedule.hpp>
+#include <corows/detail/handler_thread.hpp>
 #include <corows/detail/listener.hpp>
 #include <corows/error.hpp>
 #include <corows/options.hpp>
@@ -18,7 +19,6 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
-#include <list>
 #include <memory>
 #include <optional>
 #include <random>
@@ -251,7 +251,11 @@ private:
     // after the io_context they use (so destroyed before it), and the registry before it, so
     // that it outlives the abandoned coroutines that unregister from it as they are destroyed.
     struct worker {
-        std::list<connection*> live; // connections of this thread, from accept to handler end
+        // Connections of this thread, from accept to handler end: a list through the
+        // connections themselves, so registering one allocates nothing.
+        connection* first = nullptr;
+        connection* last = nullptr;
+        std::size_t live = 0;
         asio::io_context ctx{1};
         std::vector<acceptor_type> acceptors;
         asio::steady_timer deadline{ctx};
@@ -268,7 +272,7 @@ private:
 
         // Ends this thread's run() once stopping and nothing of the server is left.
         void maybe_finish() {
-            if (stopping && !finished && live.empty() && accepting == 0) finish();
+            if (stopping && !finished && live == 0 && accepting == 0) finish();
         }
         void finish() {
             finished = true;
@@ -288,21 +292,28 @@ private:
     // while anyone holds it.
     struct connection : std::enable_shared_from_this<connection> {
         connection(Stream s, std::shared_ptr<const options> o, worker& w, detail::admission& a, std::string addr)
-            : ws(std::move(s), std::move(o)), owner(&w), pos(w.live.insert(w.live.end(), this)), admitted(&a),
-              address(std::move(addr)) {}
+            : ws(std::move(s), std::move(o)), owner(&w), prev(w.last), admitted(&a),
+              address(addr.empty() ? nullptr : std::make_unique<const std::string>(std::move(addr))) {
+            (prev ? prev->next : w.first) = this;
+            w.last = this;
+            ++w.live;
+        }
         connection(const connection&) = delete;
         connection& operator=(const connection&) = delete;
         ~connection() {
-            admitted->release(address);
-            owner->live.erase(pos);
+            admitted->release(address ? *address : std::string());
+            (prev ? prev->next : owner->first) = next;
+            (next ? next->prev : owner->last) = prev;
+            --owner->live;
             owner->maybe_finish();
         }
 
         connection_type ws;
         worker* owner;
-        typename std::list<connection*>::iterator pos;
+        connection* prev;
+        connection* next = nullptr;
         detail::admission* admitted;
-        std::string address; // the admission's key; empty without a per-address limit
+        std::unique_ptr<const std::string> address; // the admission's key; none without a per-address limit
     };
 
     static server_options make_options(const options& connection, std::size_t threads) {
@@ -494,9 +505,10 @@ private:
         // handshake's are gone while the connection lives, and an idle connection holds only
         // the handler's frames.
         auto& ws = c->ws;
-        asio::co_spawn(w.ctx, handler_(ws), [this, c = std::move(c)](std::exception_ptr failure) mutable {
-            handler_done(std::move(c), failure);
-        });
+        detail::launch_handler(asio::any_io_executor(w.ctx.get_executor()), [this, &ws] { return handler_(ws); },
+                               [this, c = std::move(c)](std::exception_ptr failure) mutable {
+                                   handler_done(std::move(c), failure);
+                               });
     }
 
     // A handler that returns or throws is done with its connection: close it properly.
@@ -518,8 +530,8 @@ private:
     // under the loop.
     static std::vector<std::shared_ptr<connection>> snapshot(worker& w) {
         std::vector<std::shared_ptr<connection>> held;
-        held.reserve(w.live.size());
-        for (connection* c : w.live)
+        held.reserve(w.live);
+        for (connection* c = w.first; c; c = c->next)
             if (auto p = c->weak_from_this().lock()) held.push_back(std::move(p));
         return held;
     }

@@ -125,7 +125,7 @@ void connection::release_idle_buffers(message* m, bool keep_receive_buffer) noex
 void connection::peer_closed(const read_result& r) {
     close_received_ = true;
     peer_code_ = r.code;
-    peer_reason_.assign(r.reason);
+    if (!r.reason.empty()) peer_reason_ = std::make_unique<std::string>(r.reason);
     if (!close_sent_) {
         // Echo the peer's code (RFC 6455 §5.5.1); a close without a code gets none.
         bool has_code = r.code != static_cast<std::uint16_t>(close_code::no_status);
@@ -243,7 +243,7 @@ void connection::queue_pong(std::span<const std::uint8_t> payload) {
     // still last in the queue is replaced, so a flood of pings queues one pong, not one each.
     auto& bytes = pending_.bytes;
     if (pong_at_ != no_pong && pong_at_ + pong_size_ == bytes.size() &&
-        (pending_.shared.empty() || pending_.shared.back().at <= pong_at_))
+        (!pending_.has_shared() || pending_.last_shared_at() <= pong_at_))
         bytes.truncate(pong_at_);
     byte_buffer& o = out();
     std::size_t at = o.size();

@@ -99,7 +99,7 @@ struct driver {
         auto& q = conn.take_output();
         // The charge is the bytes plus each shared frame's own cost, nothing more.
         std::size_t expect = q.bytes.size();
-        for (const auto& f : q.shared)
+        for (const auto& f : q.shared_frames())
             expect += corows::detail::write_queue::charge(f.frame, *f.keep);
         check(q.size() == expect && charged == expect);
         q.for_each_piece([&](std::span<const std::uint8_t> piece) { out.insert(out.end(), piece.begin(), piece.end()); });

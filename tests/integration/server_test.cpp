@@ -287,6 +287,30 @@ BOOST_AUTO_TEST_CASE(throwing_handler_does_not_take_the_server_down) {
     BOOST_TEST(after == 4u);
 }
 
+BOOST_AUTO_TEST_CASE(handlers_that_end_before_their_first_wait_close_with_1000_and_1011) {
+    // Such a handler ends inside the server's launch of it, before the launch returns.
+    std::atomic<int> errors{0}, started{0};
+    corows::server_options o = counting_booms(errors);
+    running_server rs(o, [&started](tcp_ws&) -> asio::awaitable<void> {
+        if (started++ % 2 == 0) throw std::runtime_error("boom");
+        co_return;
+    });
+    auto port = rs.endpoint.port();
+    std::mutex m;
+    std::multiset<std::uint16_t> codes;
+    std::size_t ok = run_clients(6, [&, port](std::size_t) -> asio::awaitable<void> {
+        tcp_ws ws = co_await connect(port);
+        auto end = co_await ws.read_message();
+        if (end) throw std::runtime_error("message instead of close");
+        std::lock_guard lock(m);
+        codes.insert(ws.close_code());
+    });
+    BOOST_TEST(ok == 6u);
+    BOOST_TEST(codes.count(1000) == 3u);
+    BOOST_TEST(codes.count(1011) == 3u);
+    BOOST_TEST(errors.load() == 3);
+}
+
 BOOST_AUTO_TEST_CASE(raw_handler_routes_requests_itself) {
     running_server rs(corows::server_options{}, [](tcp_ws& ws) -> asio::awaitable<void> {
         corows::http_request req = co_await ws.read_request();

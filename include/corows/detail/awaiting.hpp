@@ -4,6 +4,7 @@
 
 #include <corows/asio.hpp>
 #include <corows/detail/pump.hpp>
+#include <corows/detail/readable_wait.hpp>
 #include <corows/error.hpp>
 
 #include <memory>
@@ -37,7 +38,7 @@ asio::awaitable<error_code> read_some(std::shared_ptr<pump<Stream>> s) {
     if constexpr (pump<Stream>::waits_without_buffer) {
         for (;;) {
             if (!s->drained() && s->try_read(ec)) break;
-            co_await s->stream.async_wait(asio::socket_base::wait_read, asio::redirect_error(asio::use_awaitable, ec));
+            co_await readable<error_code, Stream>{s->stream, ec};
             if (ec) break;
             s->readable();
         }

@@ -424,7 +424,7 @@ private:
             self->write_pending(self);
         };
         auto bytes = q.bytes.data();
-        if (q.shared.empty()) {
+        if (!q.has_shared()) {
             asio::async_write(stream, asio::buffer(bytes.data() + sent, bytes.size() - sent), std::move(done));
             return;
         }
@@ -446,7 +446,7 @@ private:
         if constexpr (!writes_without_handler) {
             return false;
         } else {
-            if (!q.shared.empty()) return false; // broadcast frames: a gather write
+            if (q.has_shared()) return false; // broadcast frames: a gather write
             error_code ec;
             if (!nonblocking_) {
                 stream.non_blocking(true, ec);

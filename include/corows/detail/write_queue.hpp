@@ -19,6 +19,9 @@ namespace corows::detail {
 /// size() is what the queue holds in memory, not what it will put on the wire: a shared
 /// frame also keeps its queue entry and its prepared_message alive (see charge()).
 /// Back-pressure and slow-consumer limits compare against this, so they bound memory.
+///
+/// The list of shared frames exists from the queue's first one on: a connection that never
+/// gets a broadcast carries a pointer for it, not a vector and a count.
 struct write_queue {
     /// A prepared frame that goes out after the first `at` bytes of `bytes`.
     struct shared_frame {
@@ -28,18 +31,26 @@ struct write_queue {
     };
 
     byte_buffer bytes;
-    std::vector<shared_frame> shared;
-    std::size_t shared_charge = 0;
 
+    /// True when shared frames are queued among the bytes.
+    bool has_shared() const noexcept { return shared_ && !shared_->frames.empty(); }
+    /// The shared frames, in queue order.
+    std::span<const shared_frame> shared_frames() const noexcept {
+        return shared_ ? std::span<const shared_frame>(shared_->frames) : std::span<const shared_frame>();
+    }
+    /// Where in `bytes` the last shared frame goes; has_shared() must be true.
+    std::size_t last_shared_at() const noexcept { return shared_->frames.back().at; }
     /// True when nothing is queued.
-    bool empty() const noexcept { return bytes.empty() && shared.empty(); }
+    bool empty() const noexcept { return bytes.empty() && !has_shared(); }
     /// The memory the queued frames hold (see the class comment).
-    std::size_t size() const noexcept { return bytes.size() + shared_charge; }
+    std::size_t size() const noexcept { return bytes.size() + (shared_ ? shared_->charge : 0); }
     /// Drops every frame; keeps the storage.
     void clear() noexcept {
         bytes.clear();
-        shared.clear();
-        shared_charge = 0;
+        if (shared_) {
+            shared_->frames.clear();
+            shared_->charge = 0;
+        }
     }
     /// What a shared frame costs the queue: its entry, and what the reference keeps alive,
     /// the frame and the prepared message around it. The larger of those two is charged, not
@@ -55,18 +66,27 @@ struct write_queue {
     void for_each_piece(F&& f) const {
         auto b = bytes.data();
         std::size_t pos = 0;
-        for (const auto& s : shared) {
-            if (s.at > pos) f(b.subspan(pos, s.at - pos));
-            f(s.frame);
-            pos = s.at;
-        }
+        if (shared_)
+            for (const auto& s : shared_->frames) {
+                if (s.at > pos) f(b.subspan(pos, s.at - pos));
+                f(s.frame);
+                pos = s.at;
+            }
         if (pos < b.size()) f(b.subspan(pos));
     }
     /// Queues `frame` (owned by `keep`) after everything queued so far.
     void add_shared(std::span<const std::uint8_t> frame, std::shared_ptr<const prepared_message> keep) {
-        shared_charge += charge(frame, *keep);
-        shared.push_back({bytes.size(), frame, std::move(keep)});
+        if (!shared_) shared_ = std::make_unique<shared_part>();
+        shared_->charge += charge(frame, *keep);
+        shared_->frames.push_back({bytes.size(), frame, std::move(keep)});
     }
+
+private:
+    struct shared_part {
+        std::vector<shared_frame> frames;
+        std::size_t charge = 0;
+    };
+    std::unique_ptr<shared_part> shared_;
 };
 
 } // namespace corows::detail

@@ -150,7 +150,7 @@ public:
     /// transport ended (or the close timed out) without one.
     std::uint16_t peer_code() const noexcept { return peer_code_; }
     /// The peer's close reason.
-    std::string_view peer_reason() const noexcept { return peer_reason_; }
+    std::string_view peer_reason() const noexcept { return peer_reason_ ? std::string_view(*peer_reason_) : std::string_view(); }
     /// True once our close frame is queued.
     bool close_sent() const noexcept { return close_sent_; }
     /// True once the peer's close frame arrived.
@@ -270,7 +270,7 @@ private:
         std::optional<deflate_params> deflate;
     };
     std::unique_ptr<agreement> agreed_;
-    std::string peer_reason_;
+    std::unique_ptr<std::string> peer_reason_; // only a close with a reason has one
     std::error_code error_;
     std::error_code write_error_;
     clock::time_point last_rx_{};
