@@ -32,14 +32,14 @@ struct write_queue {
 
     byte_buffer bytes;
 
-    /// True when shared frames are queued among the bytes.
-    bool has_shared() const noexcept { return shared_ && !shared_->frames.empty(); }
     /// The shared frames, in queue order.
     std::span<const shared_frame> shared_frames() const noexcept {
         return shared_ ? std::span<const shared_frame>(shared_->frames) : std::span<const shared_frame>();
     }
+    /// True when shared frames are queued among the bytes.
+    bool has_shared() const noexcept { return !shared_frames().empty(); }
     /// Where in `bytes` the last shared frame goes; has_shared() must be true.
-    std::size_t last_shared_at() const noexcept { return shared_->frames.back().at; }
+    std::size_t last_shared_at() const noexcept { return shared_frames().back().at; }
     /// True when nothing is queued.
     bool empty() const noexcept { return bytes.empty() && !has_shared(); }
     /// The memory the queued frames hold (see the class comment).
@@ -66,12 +66,11 @@ struct write_queue {
     void for_each_piece(F&& f) const {
         auto b = bytes.data();
         std::size_t pos = 0;
-        if (shared_)
-            for (const auto& s : shared_->frames) {
-                if (s.at > pos) f(b.subspan(pos, s.at - pos));
-                f(s.frame);
-                pos = s.at;
-            }
+        for (const auto& s : shared_frames()) {
+            if (s.at > pos) f(b.subspan(pos, s.at - pos));
+            f(s.frame);
+            pos = s.at;
+        }
         if (pos < b.size()) f(b.subspan(pos));
     }
     /// Queues `frame` (owned by `keep`) after everything queued so far.
