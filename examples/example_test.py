@@ -3,7 +3,7 @@
 
     example_test.py SCENARIO PROGRAM [OTHER_PROGRAM]
 
-Scenarios: echo, echo_deflate, echo_threads, echo_tls, echo_client, chat, chat_threads,
+Scenarios: echo, echo_deflate, echo_threads, echo_tls, echo_tls_browser, echo_client, chat, chat_threads,
 chat_browser, chat_slow_readers. Exits 0 on success,
 1 on failure, 77 (skipped) when a tool the scenario needs is missing.
 """
@@ -388,7 +388,7 @@ def scenario_chat_threads(program):
 class Browser:
     """Headless Chromium driven over the DevTools protocol (which is itself a WebSocket)."""
 
-    def __init__(self, folder):
+    def __init__(self, folder, *extra):
         import shutil
         exe = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
         if not exe:
@@ -397,7 +397,7 @@ class Browser:
         self.proc = subprocess.Popen(
             [exe, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
              "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0",
-             "--user-data-dir=" + folder, "--window-size=900,700", "about:blank"],
+             "--user-data-dir=" + folder, "--window-size=900,700", *extra, "about:blank"],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
         self.url = None
         import selectors
@@ -496,6 +496,48 @@ def scenario_chat_browser(program):
             browser.close()
 
 
+def scenario_echo_tls_browser(program):
+    """Chromium (TLS by BoringSSL, not OpenSSL) echoes messages of every record size through
+    the server's wss, whose connections gave up OpenSSL's SSL object after the handshake."""
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as folder:
+        cert, key = make_certificate(folder)
+        with Server(program, "--port", "0", "--cert", cert, "--key", key, "--deflate") as srv:
+            browser = Browser(os.path.join(folder, "profile"), "--ignore-certificate-errors")
+            try:
+                async def talk():
+                    async with websockets.connect(browser.url, max_size=None) as ws:
+                        tab = await browser.open(ws, "about:blank")
+                        script = """new Promise((resolve, reject) => {
+                            const sizes = [1, 125, 16383, 16384, 16385, 70000, 1048576];
+                            const ws = new WebSocket("wss://localhost:%d/");
+                            let i = 0, text = "";
+                            const next = () => {
+                                if (i === sizes.length) { ws.close(1000); return; }
+                                text = "";
+                                for (let j = 0; j < sizes[i]; ++j) text += String.fromCharCode(97 + (j * 7 + i) %% 26);
+                                ws.send(text);
+                            };
+                            ws.onopen = next;
+                            ws.onmessage = (e) => {
+                                if (e.data !== text) { reject("echo " + i + " differs"); return; }
+                                ++i;
+                                next();
+                            };
+                            ws.onclose = (e) => resolve({echoed: i, code: e.code, extensions: ws.extensions});
+                            ws.onerror = () => reject("websocket error");
+                        })""" % srv.port
+                        result = await browser.call(ws, "Runtime.evaluate", tab, expression=script,
+                                                    awaitPromise=True, returnByValue=True)
+                        value = result["result"].get("value")
+                        check(value is not None and value["echoed"] == 7 and value["code"] == 1000,
+                              "the browser's echoes over wss: %r" % (result,))
+                        check(value["extensions"].startswith("permessage-deflate"), "no deflate: %r" % value)
+                asyncio.run(talk())
+            finally:
+                browser.close()
+            srv.stop()
+
+
 def raw_upgrade(port, path, rcvbuf=0):
     """A socket that did the opening handshake by hand (no client library behind it)."""
     s = socket.socket()
@@ -581,6 +623,7 @@ def main():
         "echo_deflate": scenario_echo_deflate,
         "echo_threads": scenario_echo_threads,
         "echo_tls": scenario_echo_tls,
+        "echo_tls_browser": scenario_echo_tls_browser,
         "echo_client": scenario_echo_client,
         "chat": scenario_chat,
         "chat_threads": scenario_chat_threads,

@@ -1,7 +1,8 @@
 // corows::tls_stream: TLS over a TCP socket for servers with many idle connections. It does
 // what asio::ssl::stream does for corows, but holds no buffer while a connection is idle
 // (Asio's stream keeps about 68 KiB per connection whatever it does), and it waits for a
-// readable socket without a buffer, as corows' plain TCP reader does.
+// readable socket without a buffer, as corows' plain TCP reader does. A server's TLS 1.3
+// connection can also give up OpenSSL's SSL object after the handshake (release_openssl()).
 #pragma once
 
 #if !defined(COROWS_HAS_TLS)
@@ -26,7 +27,8 @@ namespace corows {
 
 /// A TLS stream over a TCP socket, for corows::basic_server and corows::websocket: an Asio
 /// AsyncStream (async_read_some, async_write_some, async_handshake, async_shutdown) built on
-/// OpenSSL and an asio::ssl::context, whose idle connections hold only OpenSSL's own state.
+/// OpenSSL and an asio::ssl::context, whose idle connections hold no buffer (and, after
+/// release_openssl(), no OpenSSL connection either).
 /// Errors are Asio's: OpenSSL failures in asio::error::get_ssl_category(), a peer that ends
 /// the TCP connection without close_notify asio::ssl::error::stream_truncated, close_notify
 /// asio::error::eof. One read and one write may be in flight at a time.
@@ -51,8 +53,28 @@ public:
     const next_layer_type& next_layer() const noexcept { return sock_; }
     lowest_layer_type& lowest_layer() noexcept { return sock_.lowest_layer(); }
     const lowest_layer_type& lowest_layer() const noexcept { return sock_.lowest_layer(); }
-    /// The OpenSSL connection (SNI, peer certificate, verification settings, ...).
+    /// The OpenSSL connection (SNI, peer certificate, verification settings, ...); null
+    /// once release_openssl() took effect.
     SSL* native_handle() const noexcept { return engine_->native_handle(); }
+
+    /// Asks the stream to free OpenSSL's connection (the SSL object, about 9 KiB) once the
+    /// handshake is done and OpenSSL holds no unread bytes, and to protect the records itself
+    /// from then on, with OpenSSL's ciphers: for a server's TLS 1.3 connections with AES-GCM
+    /// or ChaCha20-Poly1305. Anything else stays in OpenSSL. basic_server asks this of every
+    /// connection once its WebSocket handshake is done, unless keep_openssl() was called.
+    void release_openssl() noexcept {
+        release_wanted_ = !kept_;
+        if (release_wanted_ && engine_->detach_openssl()) release_wanted_ = false;
+    }
+    /// Keeps OpenSSL's connection for the stream's life (release_openssl() does nothing), for
+    /// code that reads native_handle() after the handshake.
+    void keep_openssl() noexcept {
+        kept_ = true;
+        release_wanted_ = false;
+        engine_->forgo_detach();
+    }
+    /// True once the records are protected outside OpenSSL (see release_openssl()).
+    bool openssl_released() const noexcept { return engine_->detached(); }
     /// Bytes of ciphertext the stream keeps between operations (0 when idle).
     std::size_t held_bytes() const noexcept { return engine_->held_bytes(); }
 
@@ -211,7 +233,11 @@ private:
             // Waiting for the peer, OpenSSL's record buffers go back to the heap: an idle
             // connection holds none. (SSL_MODE_RELEASE_BUFFERS frees them after every record,
             // which costs more than once per wait.)
-            if (w == asio::socket_base::wait_read) s->engine_->release_buffers();
+            if (w == asio::socket_base::wait_read) {
+                if (s->release_wanted_ && (s->engine_->detach_openssl() || !s->engine_->may_detach()))
+                    s->release_wanted_ = false;
+                s->engine_->release_buffers();
+            }
             s->sock_.async_wait(w, std::move(self));
         }
     };
@@ -316,6 +342,8 @@ private:
     std::unique_ptr<detail::tls_engine> engine_;
     bool nonblocking_ = false;
     bool ended_ = false; // read_some() saw close_notify or a TLS error
+    bool release_wanted_ = false;
+    bool kept_ = false;
 };
 
 } // namespace corows

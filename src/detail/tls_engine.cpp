@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <stdexcept>
+#include <string_view>
 
 namespace corows::detail {
 
@@ -59,6 +61,44 @@ const BIO_METHOD* engine_bio_method() {
     return method;
 }
 
+// Where each SSL keeps its engine, for the key log callback.
+int engine_index() {
+    static const int index = SSL_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
+    return index;
+}
+
+void key_log_cb(const SSL* ssl, const char* line) {
+    if (auto* e = static_cast<tls_engine*>(SSL_get_ex_data(ssl, engine_index()))) e->key_logged(line);
+}
+
+// The traffic secrets reach an application only through the context's key log callback.
+// corows sets it on a context that has none; a context that logs keys elsewhere (for a
+// packet capture, say) keeps its callback, and its connections stay within OpenSSL.
+bool install_key_log(SSL_CTX* ctx) {
+    static std::mutex m;
+    std::lock_guard lock(m);
+    const auto current = SSL_CTX_get_keylog_callback(ctx);
+    if (current == nullptr) SSL_CTX_set_keylog_callback(ctx, key_log_cb);
+    return current == nullptr || current == key_log_cb;
+}
+
+int hex_value(char c) noexcept {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+// Records OpenSSL handles after the handshake before the connection gives it up: the HTTP
+// upgrade's one or two. Past this many, tracking them costs more than it would save.
+constexpr std::uint64_t max_tracked_records = 64;
+
+// More records in a row without application data than this is a peer wasting our CPU
+// (OpenSSL draws the same line).
+constexpr unsigned max_records_without_data = 32;
+
+std::span<const std::uint8_t> bytes(const std::vector<std::uint8_t>& v) noexcept { return {v.data(), v.size()}; }
+
 } // namespace
 
 tls_engine::tls_engine(ssl_ctx_st* ctx) {
@@ -71,11 +111,17 @@ tls_engine::tls_engine(ssl_ctx_st* ctx) {
     }
     BIO_set_data(bio, this);
     SSL_set_bio(ssl_, bio, bio); // one reference, owned by ssl_
+    detach_possible_ = install_key_log(ctx) && SSL_set_ex_data(ssl_, engine_index(), this) == 1;
+}
+
+tls_engine::detach_state::~detach_state() {
+    OPENSSL_cleanse(client_secret.bytes.data(), client_secret.bytes.size());
+    OPENSSL_cleanse(server_secret.bytes.data(), server_secret.bytes.size());
 }
 
 void tls_engine::release_buffers() noexcept {
     // Fails, harmlessly, while a buffer holds data: then the connection is not idle.
-    SSL_free_buffers(ssl_);
+    if (ssl_) SSL_free_buffers(ssl_);
 }
 
 tls_engine::~tls_engine() { SSL_free(ssl_); }
@@ -83,6 +129,112 @@ tls_engine::~tls_engine() { SSL_free(ssl_); }
 void tls_engine::set_server(bool server) noexcept {
     if (server) SSL_set_accept_state(ssl_);
     else SSL_set_connect_state(ssl_);
+    if (server && detach_possible_ && !detach_) {
+        try {
+            detach_ = std::make_unique<detach_state>();
+        } catch (...) {
+            detach_possible_ = false;
+        }
+    } else if (!server) {
+        detach_possible_ = false;
+        detach_.reset();
+    }
+}
+
+void tls_engine::key_logged(const char* line) noexcept {
+    if (!detach_) return;
+    const std::string_view l(line);
+    const auto space = l.find(' ');
+    const std::string_view label = l.substr(0, space);
+    tls13_secret* to = label == "CLIENT_TRAFFIC_SECRET_0"   ? &detach_->client_secret
+                       : label == "SERVER_TRAFFIC_SECRET_0" ? &detach_->server_secret
+                                                            : nullptr;
+    if (!to || space == std::string_view::npos) return;
+    // "<label> <client random, 64 hex digits> <secret in hex>"
+    const auto second = l.find(' ', space + 1);
+    if (second == std::string_view::npos) return;
+    const std::string_view hex = l.substr(second + 1);
+    if (hex.size() % 2 != 0 || hex.size() / 2 > to->bytes.size()) return;
+    for (std::size_t i = 0; i < hex.size() / 2; ++i) {
+        const int hi = hex_value(hex[2 * i]);
+        const int lo = hex_value(hex[2 * i + 1]);
+        if (hi < 0 || lo < 0) return;
+        to->bytes[i] = static_cast<std::uint8_t>(hi << 4 | lo);
+    }
+    to->size = hex.size() / 2;
+}
+
+void tls_engine::record_tracker::feed(std::span<const std::uint8_t> data) {
+    while (!data.empty()) {
+        const std::size_t n = std::min(need, data.size());
+        current.insert(current.end(), data.begin(), data.begin() + static_cast<std::ptrdiff_t>(n));
+        data = data.subspan(n);
+        need -= n;
+        if (need > 0) return;
+        if (current.size() == 5) {
+            need = static_cast<std::size_t>(current[3]) << 8 | current[4];
+            if (need > 0) continue;
+        }
+        ++count;
+        last.swap(current);
+        current.clear();
+        need = 5;
+    }
+}
+
+bool tls_engine::detach_openssl() noexcept {
+    if (records_) return true;
+    if (!detach_possible_ || !detach_ || !detach_->handshake_done) return false;
+    auto& d = *detach_;
+    // OpenSSL must hold no byte of a record: what it has not read stays with the engine.
+    if (!d.in.at_boundary() || !d.out.at_boundary() || SSL_has_pending(ssl_) || SSL_get_shutdown(ssl_) != 0)
+        return false;
+    const auto give_up = [this] {
+        detach_possible_ = false;
+        detach_.reset();
+        return false;
+    };
+    tls13_suite suite;
+    switch (SSL_CIPHER_get_id(SSL_get_current_cipher(ssl_))) {
+    case 0x03001301: suite = tls13_suite::aes_128_gcm_sha256; break;
+    case 0x03001302: suite = tls13_suite::aes_256_gcm_sha384; break;
+    case 0x03001303: suite = tls13_suite::chacha20_poly1305_sha256; break;
+    default: return give_up();
+    }
+    const std::size_t secret_size = suite == tls13_suite::aes_256_gcm_sha384 ? 48 : 32;
+    if (SSL_version(ssl_) != TLS1_3_VERSION || d.client_secret.size != secret_size ||
+        d.server_secret.size != secret_size)
+        return give_up();
+    const std::uint64_t reads = d.in.count - d.in_at_done;
+    const std::uint64_t writes = d.out.count - d.out_at_done;
+    try {
+        // The last record each way must open under the key and sequence number we derive: a
+        // mistake in either (a KeyUpdate OpenSSL handled, say) keeps the connection in OpenSSL
+        // rather than break it.
+        std::vector<std::uint8_t> scratch(tls13_records::max_ciphertext);
+        if (writes > 0) {
+            auto check = tls13_records::make(suite, d.server_secret, d.server_secret, writes - 1, 0);
+            if (!check) return give_up();
+            // Tickets are handshake records too; only a KeyUpdate would change the key.
+            auto r = check->open(bytes(d.out.last), scratch);
+            if (r.st != tls13_opened::status::record || (r.type == tls_content::handshake && scratch[0] == 24))
+                return give_up();
+        }
+        auto records = tls13_records::make(suite, d.client_secret, d.server_secret, reads > 0 ? reads - 1 : 0, writes);
+        if (!records) return give_up();
+        if (reads > 0) {
+            auto r = records->open(bytes(d.in.last), scratch);
+            if (r.st != tls13_opened::status::record || (r.type == tls_content::handshake && scratch[0] == 24))
+                return give_up();
+        }
+        records_ = std::move(records);
+    } catch (...) {
+        return give_up();
+    }
+    detach_.reset();
+    SSL_free(ssl_);
+    ssl_ = nullptr;
+    return true;
 }
 
 tls_status tls_engine::result(int ret) noexcept {
@@ -101,19 +253,174 @@ tls_status tls_engine::result(int ret) noexcept {
 }
 
 tls_status tls_engine::handshake() noexcept {
+    if (records_) return tls_status::done;
     ERR_clear_error();
+    if (detach_ && !detach_->handshake_done) detach_->out_at_done = detach_->out.count;
     int ret = SSL_do_handshake(ssl_);
-    return ret == 1 ? tls_status::done : result(ret);
+    if (ret != 1) return result(ret);
+    if (detach_ && !detach_->handshake_done) {
+        detach_->handshake_done = true;
+        detach_->in_at_done = detach_->in.count;
+    }
+    return tls_status::done;
 }
 
 tls_status tls_engine::read(std::span<std::uint8_t> out, std::size_t& n) noexcept {
-    ERR_clear_error();
     n = 0;
+    if (records_) return read_records(out, n);
+    ERR_clear_error();
     int ret = SSL_read_ex(ssl_, out.data(), out.size(), &n);
     return ret == 1 ? tls_status::done : result(ret);
 }
 
+tls_status tls_engine::fail(int reason, std::uint8_t alert) noexcept {
+    broken_ = true;
+    error_ = ERR_PACK(ERR_LIB_SSL, 0, reason);
+    if (alert != 0 && !sent_close_) {
+        // RFC 8446 §6: tell the peer why, as OpenSSL would; the caller sends it if it can.
+        const std::uint8_t fatal[2] = {2, alert};
+        sent_close_ = true;
+        try {
+            records_->seal(fatal, tls_content::alert, out_);
+        } catch (...) {
+        }
+    }
+    return tls_status::failed;
+}
+
+std::span<const std::uint8_t> tls_engine::pending_input() noexcept {
+    if (in_pos_ < in_.size()) {
+        if (!loan_.empty()) {
+            // A record split across socket reads: join it in the engine's buffer.
+            try {
+                in_.insert(in_.end(), loan_.begin(), loan_.end());
+                loan_ = {};
+            } catch (...) {
+            }
+        }
+        return {in_.data() + in_pos_, in_.size() - in_pos_};
+    }
+    return loan_;
+}
+
+void tls_engine::consume_input(std::size_t n) noexcept {
+    if (in_pos_ < in_.size()) {
+        in_pos_ += n;
+        if (in_pos_ == in_.size()) {
+            std::vector<std::uint8_t>().swap(in_);
+            in_pos_ = 0;
+        }
+        return;
+    }
+    loan_ = loan_.subspan(n);
+}
+
+tls_status tls_engine::read_records(std::span<std::uint8_t> out, std::size_t& n) noexcept {
+    if (plain_pos_ < plain_.size()) {
+        n = std::min(out.size(), plain_.size() - plain_pos_);
+        std::memcpy(out.data(), plain_.data() + plain_pos_, n);
+        plain_pos_ += n;
+        if (plain_pos_ == plain_.size()) {
+            std::vector<std::uint8_t>().swap(plain_);
+            plain_pos_ = 0;
+        }
+        return tls_status::done;
+    }
+    if (broken_) return tls_status::failed;
+    if (peer_closed_) return tls_status::closed;
+    thread_local std::array<std::uint8_t, tls13_records::max_plaintext + 1> scratch;
+    for (;;) {
+        const std::span<const std::uint8_t> in = pending_input();
+        const std::size_t bound = tls13_records::plaintext_bound(in);
+        const bool direct = out.size() >= bound;
+        const std::span<std::uint8_t> to = direct ? out : std::span<std::uint8_t>(scratch);
+        const tls13_opened r = records_->open(in, to);
+        if (r.st == tls13_opened::status::need_more) {
+            // The start of a record: kept, since the next loan replaces this one.
+            if (!loan_.empty()) {
+                try {
+                    in_.insert(in_.end(), loan_.begin(), loan_.end());
+                } catch (...) {
+                    return fail(ERR_R_INTERNAL_ERROR, SSL_AD_INTERNAL_ERROR);
+                }
+                loan_ = {};
+            }
+            return tls_status::need_input;
+        }
+        if (r.st == tls13_opened::status::failed) return fail(r.reason, r.alert);
+        consume_input(r.consumed);
+        const std::span<const std::uint8_t> content(to.data(), r.plaintext);
+        if (r.type == tls_content::application_data && r.plaintext > 0) {
+            records_without_data_ = 0;
+            n = std::min(out.size(), r.plaintext);
+            if (!direct) {
+                std::memcpy(out.data(), scratch.data(), n);
+                try {
+                    plain_.assign(scratch.begin() + static_cast<std::ptrdiff_t>(n),
+                                  scratch.begin() + static_cast<std::ptrdiff_t>(r.plaintext));
+                } catch (...) {
+                    return fail(ERR_R_INTERNAL_ERROR, SSL_AD_INTERNAL_ERROR);
+                }
+                plain_pos_ = 0;
+            }
+            return tls_status::done;
+        }
+        if (++records_without_data_ > max_records_without_data)
+            return fail(r.type == tls_content::handshake ? SSL_R_TOO_MANY_KEY_UPDATES : SSL_R_RECORD_TOO_SMALL,
+                        SSL_AD_UNEXPECTED_MESSAGE);
+        if (r.type == tls_content::alert) {
+            if (content.size() != 2) return fail(SSL_R_BAD_LENGTH, SSL_AD_DECODE_ERROR);
+            if (content[1] == SSL_AD_CLOSE_NOTIFY) {
+                peer_closed_ = true;
+                return tls_status::closed;
+            }
+            // RFC 8446 §6: every alert but these two ends the connection, whatever its level.
+            if (content[1] == SSL_AD_USER_CANCELLED) continue;
+            broken_ = true;
+            error_ = ERR_PACK(ERR_LIB_SSL, 0, SSL_AD_REASON_OFFSET + content[1]);
+            return tls_status::failed;
+        }
+        if (r.type == tls_content::handshake) {
+            if (auto st = handshake_record(content); st != tls_status::done) return st;
+        }
+    }
+}
+
+tls_status tls_engine::handshake_record(std::span<const std::uint8_t> content) noexcept {
+    // After the handshake a client may send only KeyUpdate (RFC 8446 §4.6.3). A message may
+    // not span records here: the one legal message is 5 bytes, and it ends its record.
+    if (content.size() < 4) return fail(SSL_R_BAD_HANDSHAKE_LENGTH, SSL_AD_DECODE_ERROR);
+    const std::size_t length = static_cast<std::size_t>(content[1]) << 16 | content[2] << 8 | content[3];
+    if (content[0] != 24) return fail(SSL_R_UNEXPECTED_MESSAGE, SSL_AD_UNEXPECTED_MESSAGE);
+    if (length != 1 || content.size() != 5) return fail(SSL_R_BAD_KEY_UPDATE, SSL_AD_DECODE_ERROR);
+    if (content[4] > 1) return fail(SSL_R_BAD_KEY_UPDATE, SSL_AD_ILLEGAL_PARAMETER);
+    if (!records_->update_read_key()) return fail(ERR_R_INTERNAL_ERROR, SSL_AD_INTERNAL_ERROR);
+    // Answered once, before our next record, however many requests came meanwhile.
+    if (content[4] == 1) key_update_owed_ = true;
+    return tls_status::done;
+}
+
 tls_status tls_engine::write(std::span<const std::uint8_t> data) noexcept {
+    if (records_) {
+        if (sent_close_ || broken_) {
+            error_ = ERR_PACK(ERR_LIB_SSL, 0, SSL_R_PROTOCOL_IS_SHUTDOWN);
+            return tls_status::failed;
+        }
+        try {
+            if (key_update_owed_) {
+                const std::uint8_t key_update[5] = {24, 0, 0, 1, 0};
+                if (!records_->seal(key_update, tls_content::handshake, out_) || !records_->update_write_key())
+                    return fail(ERR_R_INTERNAL_ERROR, SSL_AD_INTERNAL_ERROR);
+                key_update_owed_ = false;
+            }
+            if (!records_->seal(data, tls_content::application_data, out_))
+                return fail(ERR_R_INTERNAL_ERROR, SSL_AD_INTERNAL_ERROR);
+        } catch (...) {
+            error_ = ERR_PACK(ERR_LIB_SSL, 0, ERR_R_MALLOC_FAILURE);
+            return tls_status::failed;
+        }
+        return tls_status::done;
+    }
     ERR_clear_error();
     std::size_t written = 0;
     while (!data.empty()) {
@@ -125,6 +432,17 @@ tls_status tls_engine::write(std::span<const std::uint8_t> data) noexcept {
 }
 
 tls_status tls_engine::shutdown() noexcept {
+    if (records_) {
+        if (sent_close_) return tls_status::done;
+        sent_close_ = true;
+        const std::uint8_t close_notify[2] = {1, SSL_AD_CLOSE_NOTIFY};
+        try {
+            if (!records_->seal(close_notify, tls_content::alert, out_)) return fail(ERR_R_INTERNAL_ERROR, 0);
+        } catch (...) {
+            return fail(ERR_R_INTERNAL_ERROR, 0);
+        }
+        return tls_status::done;
+    }
     ERR_clear_error();
     int ret = SSL_shutdown(ssl_);
     return ret >= 0 ? tls_status::done : result(ret);
@@ -148,10 +466,34 @@ std::vector<std::uint8_t> tls_engine::take_output() noexcept {
 }
 
 bool tls_engine::has_buffered_input() const noexcept {
+    if (!ssl_) {
+        // A partial record is not input read() can use: the caller must wait for the rest.
+        const auto whole = [](std::span<const std::uint8_t> b) {
+            return b.size() >= 5 && b.size() >= 5 + (static_cast<std::size_t>(b[3]) << 8 | b[4]);
+        };
+        return plain_pos_ < plain_.size() || broken_ || peer_closed_ ||
+               whole({in_.data() + in_pos_, in_.size() - in_pos_}) || whole(loan_);
+    }
     return SSL_pending(ssl_) > 0 || in_pos_ < in_.size() || !loan_.empty();
 }
 
 int tls_engine::bio_read(char* to, int size) noexcept {
+    const int n = bio_read_raw(to, size);
+    if (n > 0 && detach_) track(detach_->in, {reinterpret_cast<const std::uint8_t*>(to), static_cast<std::size_t>(n)});
+    return n;
+}
+
+void tls_engine::track(record_tracker& t, std::span<const std::uint8_t> data) noexcept {
+    try {
+        t.feed(data);
+    } catch (...) {
+        detach_possible_ = false;
+    }
+    if (detach_->handshake_done && t.count > max_tracked_records) detach_possible_ = false;
+    if (!detach_possible_) detach_.reset();
+}
+
+int tls_engine::bio_read_raw(char* to, int size) noexcept {
     if (size <= 0) return 0;
     auto want = static_cast<std::size_t>(size);
     if (in_pos_ < in_.size()) {
@@ -175,6 +517,7 @@ int tls_engine::bio_read(char* to, int size) noexcept {
 int tls_engine::bio_write(const char* from, int size) {
     if (size <= 0) return 0;
     out_.insert(out_.end(), from, from + size);
+    if (detach_) track(detach_->out, {reinterpret_cast<const std::uint8_t*>(from), static_cast<std::size_t>(size)});
     return size;
 }
 

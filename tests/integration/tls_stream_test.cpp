@@ -5,6 +5,7 @@
 
 #include <corows/connect.hpp>
 #include <corows/server.hpp>
+#include <corows/detail/tls13_records.hpp>
 #include <corows/tls_stream.hpp>
 
 #include <openssl/err.h>
@@ -14,6 +15,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <random>
 #include <string>
 #include <thread>
@@ -113,8 +115,9 @@ asio::awaitable<void> trickle_relay(tcp::acceptor& front, tcp::endpoint to) {
 BOOST_AUTO_TEST_SUITE(tls_stream)
 
 BOOST_AUTO_TEST_CASE(server_role_against_asio_ssl_moves_every_size_both_ways) {
+    for (bool release : {false, true})
     for (std::size_t chunk : {std::size_t{1}, std::size_t{7}, std::size_t{4096}, std::size_t{1} << 20}) {
-        BOOST_TEST_CONTEXT("reads of " << chunk) {
+        BOOST_TEST_CONTEXT("reads of " << chunk << ", OpenSSL released " << release) {
             loop l;
             auto sctx = server_context(loopback_cert());
             auto cctx = client_context(loopback_cert());
@@ -124,6 +127,9 @@ BOOST_AUTO_TEST_CASE(server_role_against_asio_ssl_moves_every_size_both_ways) {
                 server = std::make_unique<corows::tls_stream>(co_await l.acceptor().async_accept(asio::use_awaitable),
                                                               sctx);
                 co_await server->async_handshake(corows::tls_stream::server, asio::use_awaitable);
+                if (release) server->release_openssl();
+                BOOST_TEST(server->openssl_released() == release);
+                BOOST_TEST((server->native_handle() == nullptr) == release);
                 served.set();
             });
             l.spawn("client", [&]() -> asio::awaitable<void> {
@@ -133,6 +139,24 @@ BOOST_AUTO_TEST_CASE(server_role_against_asio_ssl_moves_every_size_both_ways) {
                 co_await c.async_handshake(asio_tls::client, asio::use_awaitable);
                 co_await served.wait();
                 co_await exchange(c, *server, chunk);
+                if (release && chunk == 4096) {
+                    // The peer rekeys (and asks us to): both directions move to new keys.
+                    BOOST_TEST(SSL_key_update(c.native_handle(), SSL_KEY_UPDATE_REQUESTED) == 1);
+                    co_await exchange(c, *server, chunk);
+                    BOOST_TEST(SSL_key_update(c.native_handle(), SSL_KEY_UPDATE_NOT_REQUESTED) == 1);
+                    co_await exchange(c, *server, chunk);
+                }
+                if (release) {
+                    // close_notify each way.
+                    co_await server->async_shutdown(asio::use_awaitable);
+                    std::array<std::uint8_t, 16> buf;
+                    corows::error_code ec;
+                    co_await c.async_read_some(asio::buffer(buf), asio::redirect_error(asio::use_awaitable, ec));
+                    BOOST_TEST((ec == asio::error::eof || ec == asio::ssl::error::stream_truncated), ec.message());
+                    co_await c.async_shutdown(asio::redirect_error(asio::use_awaitable, ec));
+                    co_await server->async_read_some(asio::buffer(buf), asio::redirect_error(asio::use_awaitable, ec));
+                    BOOST_TEST(ec == asio::error::eof, ec.message());
+                }
                 // Everything read: the stream keeps no ciphertext of its own.
                 BOOST_TEST(server->held_bytes() == 0u);
             });
@@ -312,19 +336,26 @@ BOOST_AUTO_TEST_CASE(servers_over_tls_stream_echo_for_corows_clients) {
                 o.connection.max_message_size = 2 * 1024 * 1024;
                 o.connection.deflate.enabled = deflate;
                 using server_type = corows::basic_server<corows::tls_stream>;
+                // Once the WebSocket handshake is done, OpenSSL's connection is gone.
+                std::atomic<int> unreleased{0};
                 server_type srv(o, [&sctx](tcp::socket s) { return corows::tls_stream(std::move(s), sctx); });
                 auto port = srv.listen({asio::ip::make_address("127.0.0.1"), 0}).port();
                 std::thread runner([&] {
                     if (events) {
                         server_type::event_handlers h;
-                        h.on_message = [](corows::websocket<corows::tls_stream>& ws, const corows::message& m) {
+                        h.on_message = [&unreleased](corows::websocket<corows::tls_stream>& ws,
+                                                     const corows::message& m) {
+                            if (!ws.next_layer().openssl_released()) ++unreleased;
                             ws.send(m);
                         };
                         srv.run_events(std::move(h));
                     } else {
-                        srv.run([](corows::websocket<corows::tls_stream>& ws) -> asio::awaitable<void> {
+                        srv.run([&unreleased](corows::websocket<corows::tls_stream>& ws) -> asio::awaitable<void> {
                             corows::message m;
-                            while (co_await ws.read_message(m)) co_await ws.write_message(m);
+                            while (co_await ws.read_message(m)) {
+                                if (!ws.next_layer().openssl_released()) ++unreleased;
+                                co_await ws.write_message(m);
+                            }
                         });
                     }
                 });
@@ -352,6 +383,7 @@ BOOST_AUTO_TEST_CASE(servers_over_tls_stream_echo_for_corows_clients) {
                 }
                 srv.stop(1s);
                 runner.join();
+                BOOST_TEST(unreleased == 0);
             }
         }
     }
@@ -385,6 +417,174 @@ BOOST_AUTO_TEST_CASE(a_silent_client_is_dropped_at_the_handshake_timeout) {
     }
     srv.stop(1s);
     runner.join();
+}
+
+namespace {
+
+// The traffic secrets of the test's own client, from its context's key log, so that it can
+// seal records of its choosing as a hostile peer would.
+struct client_secrets {
+    corows::detail::tls13_secret client, server;
+};
+client_secrets logged;
+
+void log_client_secret(const SSL*, const char* line) {
+    const std::string l(line);
+    corows::detail::tls13_secret* to = l.rfind("CLIENT_TRAFFIC_SECRET_0 ", 0) == 0   ? &logged.client
+                                       : l.rfind("SERVER_TRAFFIC_SECRET_0 ", 0) == 0 ? &logged.server
+                                                                                     : nullptr;
+    if (!to) return;
+    const std::string hex = l.substr(l.rfind(' ') + 1);
+    to->size = hex.size() / 2;
+    for (std::size_t i = 0; i < to->size; ++i)
+        to->bytes[i] = static_cast<std::uint8_t>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
+}
+
+using content = corows::detail::tls_content;
+
+/// What a hostile client sends after the handshake: records it seals with its own keys.
+using attack = std::function<std::vector<std::uint8_t>(corows::detail::tls13_records&)>;
+
+/// Runs a server tls_stream that gave OpenSSL up against a client that sends what `make`
+/// returns on the TCP socket; returns the application bytes the server read and the error
+/// its read ended with.
+std::pair<std::string, corows::error_code> attacked(const attack& make) {
+    loop l;
+    auto sctx = server_context(loopback_cert());
+    auto cctx = client_context(loopback_cert());
+    SSL_CTX_set_keylog_callback(cctx.native_handle(), log_client_secret);
+    std::string got;
+    corows::error_code read_ec;
+    corows::test::event served;
+    l.spawn("server", [&]() -> asio::awaitable<void> {
+        corows::tls_stream s(co_await l.acceptor().async_accept(asio::use_awaitable), sctx);
+        co_await s.async_handshake(corows::tls_stream::server, asio::use_awaitable);
+        s.release_openssl();
+        BOOST_TEST(s.openssl_released());
+        served.set();
+        std::array<char, 4096> buf;
+        for (;;) {
+            std::size_t n = co_await s.async_read_some(asio::buffer(buf), asio::redirect_error(asio::use_awaitable, read_ec));
+            got.append(buf.data(), n);
+            if (read_ec) break;
+        }
+    });
+    l.spawn("client", [&]() -> asio::awaitable<void> {
+        asio_tls c(l.ctx(), cctx);
+        co_await c.next_layer().async_connect(l.endpoint(), asio::use_awaitable);
+        co_await c.async_handshake(asio_tls::client, asio::use_awaitable);
+        co_await served.wait();
+        BOOST_REQUIRE(SSL_CIPHER_get_id(SSL_get_current_cipher(c.native_handle())) == 0x03001302u);
+        auto mine = corows::detail::tls13_records::make(corows::detail::tls13_suite::aes_256_gcm_sha384,
+                                                        logged.server, logged.client, 0, 0);
+        BOOST_REQUIRE(mine);
+        auto wire = make(*mine);
+        corows::error_code ec;
+        co_await asio::async_write(c.next_layer(), asio::buffer(wire), asio::redirect_error(asio::use_awaitable, ec));
+        c.next_layer().shutdown(tcp::socket::shutdown_send, ec);
+        // Stay until the server has made up its mind.
+        std::array<std::uint8_t, 4096> sink;
+        while (!ec)
+            co_await c.next_layer().async_read_some(asio::buffer(sink), asio::redirect_error(asio::use_awaitable, ec));
+    });
+    l.run(20s);
+    return {got, read_ec};
+}
+
+std::vector<std::uint8_t> sealed(corows::detail::tls13_records& r, std::string_view text,
+                                 content type = content::application_data) {
+    std::vector<std::uint8_t> out;
+    r.seal({reinterpret_cast<const std::uint8_t*>(text.data()), text.size()}, type, out);
+    return out;
+}
+
+int ssl_reason(const corows::error_code& ec) {
+    return ec.category() == asio::error::get_ssl_category() ? ERR_GET_REASON(static_cast<unsigned long>(ec.value())) : -1;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(after_release_records_from_a_hostile_peer_end_in_openssls_errors) {
+    using records = corows::detail::tls13_records;
+    struct hostile {
+        const char* what;
+        attack make;
+        std::string read;       // application bytes the server gets first
+        int reason;             // SSL_R_ reason of the error; 0 for eof
+    };
+    const auto repeat = [](int n, const attack& one) {
+        return [n, one](records& r) {
+            std::vector<std::uint8_t> all;
+            for (int i = 0; i < n; ++i) {
+                auto rec = one(r);
+                all.insert(all.end(), rec.begin(), rec.end());
+            }
+            return all;
+        };
+    };
+    const std::vector<hostile> cases{
+        {"a sealed record, then close_notify", [](records& r) {
+             auto a = sealed(r, "hello");
+             auto b = sealed(r, std::string_view("\x01\x00", 2), content::alert);
+             a.insert(a.end(), b.begin(), b.end());
+             return a;
+         }, "hello", 0},
+        {"a flipped bit in the tag", [](records& r) {
+             auto a = sealed(r, "hello");
+             a.back() ^= 1;
+             return a;
+         }, "", SSL_R_DECRYPTION_FAILED_OR_BAD_RECORD_MAC},
+        {"a record sealed out of sequence", [](records& r) {
+             (void)sealed(r, "lost");
+             return sealed(r, "hello");
+         }, "", SSL_R_DECRYPTION_FAILED_OR_BAD_RECORD_MAC},
+        {"a header announcing more than 2^14 + 256 bytes, and nothing else",
+         [](records&) { return std::vector<std::uint8_t>{23, 3, 3, 0x41, 0x01}; }, "",
+         SSL_R_ENCRYPTED_LENGTH_TOO_LONG},
+        {"a record shorter than its tag", [](records&) { return std::vector<std::uint8_t>{23, 3, 3, 0, 3, 1, 2, 3}; },
+         "", SSL_R_DECRYPTION_FAILED_OR_BAD_RECORD_MAC},
+        {"an unprotected handshake record",
+         [](records&) { return std::vector<std::uint8_t>{22, 3, 3, 0, 5, 24, 0, 0, 1, 0}; }, "",
+         SSL_R_UNEXPECTED_RECORD},
+        {"a record of padding only", [](records& r) { return sealed(r, "", content{0}); }, "", SSL_R_BAD_RECORD_TYPE},
+        {"33 empty application data records", repeat(33, [](records& r) { return sealed(r, ""); }), "",
+         SSL_R_RECORD_TOO_SMALL},
+        {"33 KeyUpdates in a row", repeat(33, [](records& r) {
+             auto a = sealed(r, std::string_view("\x18\x00\x00\x01\x00", 5), content::handshake);
+             r.update_write_key();
+             return a;
+         }), "", SSL_R_TOO_MANY_KEY_UPDATES},
+        {"a KeyUpdate, then data under the new key", [](records& r) {
+             auto a = sealed(r, std::string_view("\x18\x00\x00\x01\x00", 5), content::handshake);
+             r.update_write_key();
+             auto b = sealed(r, "rekeyed");
+             a.insert(a.end(), b.begin(), b.end());
+             return a;
+         }, "rekeyed", -1},
+        {"a KeyUpdate with bytes after it in its record",
+         [](records& r) { return sealed(r, std::string_view("\x18\x00\x00\x01\x00\x00", 6), content::handshake); },
+         "", SSL_R_BAD_KEY_UPDATE},
+        {"a KeyUpdate asking for value 2",
+         [](records& r) { return sealed(r, std::string_view("\x18\x00\x00\x01\x02", 5), content::handshake); }, "",
+         SSL_R_BAD_KEY_UPDATE},
+        {"a NewSessionTicket from the client",
+         [](records& r) { return sealed(r, std::string_view("\x04\x00\x00\x00", 4), content::handshake); }, "",
+         SSL_R_UNEXPECTED_MESSAGE},
+        {"a fatal handshake_failure alert",
+         [](records& r) { return sealed(r, std::string_view("\x02\x28", 2), content::alert); }, "",
+         SSL_AD_REASON_OFFSET + SSL_AD_HANDSHAKE_FAILURE},
+        {"an alert of three bytes",
+         [](records& r) { return sealed(r, std::string_view("\x01\x00\x00", 3), content::alert); }, "", SSL_R_BAD_LENGTH},
+    };
+    for (const auto& h : cases) {
+        BOOST_TEST_CONTEXT(h.what) {
+            auto [got, ec] = attacked(h.make);
+            BOOST_TEST(got == h.read);
+            if (h.reason == 0) BOOST_TEST(ec == asio::error::eof, ec.message());
+            else if (h.reason == -1) BOOST_TEST(ec == asio::ssl::error::stream_truncated, ec.message());
+            else BOOST_TEST(ssl_reason(ec) == h.reason, ec.message());
+        }
+    }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,10 +1,14 @@
 // TLS for one connection as bytes in, bytes out: OpenSSL behind a BIO that reads the
 // ciphertext it is lent and writes into a vector, with no I/O and no buffer of its own while
-// idle. tls_stream.hpp puts a socket under it.
+// idle. After a TLS 1.3 handshake it can hand the records to tls13_records and free OpenSSL's
+// connection. tls_stream.hpp puts a socket under it.
 #pragma once
+
+#include <corows/detail/tls13_records.hpp>
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -27,12 +31,30 @@ public:
     /// An engine under `ctx` (an SSL_CTX, whose settings it shares, not copies); throws
     /// std::runtime_error if OpenSSL cannot make one.
     explicit tls_engine(ssl_ctx_st* ctx);
+    /// An engine that starts where detach_openssl() leaves one: no SSL object, the records
+    /// protected by `records` (for tests and fuzzing of that state).
+    explicit tls_engine(std::unique_ptr<tls13_records> records) noexcept
+        : records_(std::move(records)), detach_possible_(false) {}
     ~tls_engine();
     tls_engine(const tls_engine&) = delete;
     tls_engine& operator=(const tls_engine&) = delete;
 
     /// Sets the side this engine takes in the handshake; before the first handshake() call.
     void set_server(bool server) noexcept;
+    /// Once a server's TLS 1.3 handshake (AES-GCM or ChaCha20-Poly1305) is done and OpenSSL
+    /// holds no unread bytes, moves the records to tls13_records and frees the SSL object
+    /// (native_handle() is null afterwards); true if the records are (now) outside OpenSSL.
+    /// False leaves everything as it was: try again later, or for ever under OpenSSL.
+    bool detach_openssl() noexcept;
+    /// Never detaches: stops following the records for detach_openssl().
+    void forgo_detach() noexcept {
+        detach_possible_ = false;
+        detach_.reset();
+    }
+    /// False once detach_openssl() can never succeed (TLS 1.2, another suite, no secrets).
+    bool may_detach() const noexcept { return !records_ && detach_possible_; }
+    /// True after detach_openssl() succeeded.
+    bool detached() const noexcept { return records_ != nullptr; }
     /// Runs the handshake as far as the input allows; done once it is complete.
     tls_status handshake() noexcept;
     /// Decrypts up to `out.size()` (> 0) bytes of application data into `out`; `n` is how
@@ -61,20 +83,66 @@ public:
     /// True if read() may produce bytes without more input.
     bool has_buffered_input() const noexcept;
     /// Bytes the engine itself keeps between calls (not counting OpenSSL's own state).
-    std::size_t held_bytes() const noexcept { return in_.capacity() + out_.capacity(); }
-    /// OpenSSL's error code (ERR_get_error()) of the last failed step; 0 if none.
+    std::size_t held_bytes() const noexcept { return in_.capacity() + out_.capacity() + plain_.capacity(); }
+    /// OpenSSL's error code (ERR_get_error(), or one packed the same way after
+    /// detach_openssl()) of the last failed step; 0 if none.
     unsigned long error() const noexcept { return error_; }
-    /// The OpenSSL connection, for settings and inspection (SNI, peer certificate, ...).
+    /// The OpenSSL connection, for settings and inspection (SNI, peer certificate, ...); null
+    /// after detach_openssl().
     ssl_st* native_handle() const noexcept { return ssl_; }
 
     // For the BIO: OpenSSL reads ciphertext here and writes it here.
     int bio_read(char* to, int size) noexcept;
     int bio_write(const char* from, int size);
+    // For the key log callback: one line of NSS key log format from OpenSSL.
+    void key_logged(const char* line) noexcept;
 
 private:
+    /// Follows a stream of TLS records through the bytes fed to it, counting whole ones and
+    /// keeping a copy of the last (detach_openssl() checks its keys and sequence on it).
+    struct record_tracker {
+        std::uint64_t count = 0;
+        std::vector<std::uint8_t> last;    // the last whole record
+        std::vector<std::uint8_t> current; // the record being fed
+        std::size_t need = 5;              // bytes `current` lacks to reach the next step
+        /// Takes the next `data` of the stream.
+        void feed(std::span<const std::uint8_t> data);
+        /// True between records.
+        bool at_boundary() const noexcept { return current.empty(); }
+    };
+
+    // Secrets and counts gathered while OpenSSL runs the connection, for detach_openssl().
+    struct detach_state {
+        tls13_secret client_secret;
+        tls13_secret server_secret;
+        record_tracker in;               // records OpenSSL read
+        record_tracker out;              // records OpenSSL wrote
+        std::uint64_t in_at_done = 0;    // in.count when the handshake finished
+        std::uint64_t out_at_done = 0;   // out.count when the step that finished it began
+        bool handshake_done = false;
+        ~detach_state();
+    };
+
     tls_status result(int ret) noexcept;
+    tls_status fail(int reason, std::uint8_t alert) noexcept;
+    tls_status read_records(std::span<std::uint8_t> out, std::size_t& n) noexcept;
+    tls_status handshake_record(std::span<const std::uint8_t> content) noexcept;
+    std::span<const std::uint8_t> pending_input() noexcept;
+    int bio_read_raw(char* to, int size) noexcept;
+    void track(record_tracker& t, std::span<const std::uint8_t> data) noexcept;
+    void consume_input(std::size_t n) noexcept;
 
     ssl_st* ssl_ = nullptr;
+    std::unique_ptr<detach_state> detach_;   // while the records may still leave OpenSSL
+    std::unique_ptr<tls13_records> records_; // once they have
+    std::vector<std::uint8_t> plain_;        // decrypted bytes read() had no room for
+    std::size_t plain_pos_ = 0;
+    unsigned records_without_data_ = 0;      // records in a row that brought no application data
+    bool detach_possible_ = true;
+    bool key_update_owed_ = false;           // the peer asked for our KeyUpdate
+    bool peer_closed_ = false;
+    bool sent_close_ = false;
+    bool broken_ = false;
     std::span<const std::uint8_t> loan_;   // ciphertext lent for the current call
     std::vector<std::uint8_t> in_;         // ciphertext left over from a loan
     std::size_t in_pos_ = 0;               // how much of in_ OpenSSL has read

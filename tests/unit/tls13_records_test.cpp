@@ -1,0 +1,267 @@
+// tls13_records, and tls_engine reading and writing through it (the state a server's
+// connection is in after release_openssl()): two ends keyed from the same secrets, bytes split
+// at every point, tampering, key updates and alerts. Interop with OpenSSL itself is in
+// tests/integration/tls_stream_test.cpp.
+#include <corows/detail/tls13_records.hpp>
+#include <corows/detail/tls_engine.hpp>
+
+#include <boost/test/unit_test.hpp>
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using records_t = corows::detail::tls13_records;
+using corows::detail::tls13_secret;
+using corows::detail::tls13_suite;
+using corows::detail::tls_content;
+using corows::detail::tls_engine;
+using corows::detail::tls_status;
+using status = corows::detail::tls13_opened::status;
+
+tls13_secret secret(std::uint8_t fill, std::size_t size) {
+    tls13_secret s;
+    s.size = size;
+    for (std::size_t i = 0; i < size; ++i) s.bytes[i] = static_cast<std::uint8_t>(fill + i);
+    return s;
+}
+
+std::size_t hash_size(tls13_suite s) { return s == tls13_suite::aes_256_gcm_sha384 ? 48 : 32; }
+
+/// The two ends of one connection: `a` sends with what `b` receives with, and back.
+struct ends {
+    std::unique_ptr<records_t> a, b;
+    explicit ends(tls13_suite s = tls13_suite::aes_256_gcm_sha384) {
+        a = records_t::make(s, secret(1, hash_size(s)), secret(100, hash_size(s)), 0, 0);
+        b = records_t::make(s, secret(100, hash_size(s)), secret(1, hash_size(s)), 0, 0);
+        BOOST_REQUIRE(a && b);
+    }
+};
+
+std::vector<std::uint8_t> noise(std::size_t n, std::uint32_t seed) {
+    std::vector<std::uint8_t> v(n);
+    std::mt19937 rng(seed);
+    for (auto& x : v) x = static_cast<std::uint8_t>(rng());
+    return v;
+}
+
+std::vector<std::uint8_t> seal(records_t& r, std::span<const std::uint8_t> data,
+                               tls_content type = tls_content::application_data) {
+    std::vector<std::uint8_t> out;
+    BOOST_REQUIRE(r.seal(data, type, out));
+    return out;
+}
+
+std::vector<std::uint8_t> seal(records_t& r, std::string_view s, tls_content type = tls_content::application_data) {
+    return seal(r, {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()}, type);
+}
+
+/// Opens every record of `wire` with `r`; the content of each, in order.
+std::vector<std::vector<std::uint8_t>> open_all(records_t& r, std::span<const std::uint8_t> wire) {
+    std::vector<std::vector<std::uint8_t>> contents;
+    std::vector<std::uint8_t> out(records_t::max_plaintext + 1);
+    while (!wire.empty()) {
+        auto o = r.open(wire, out);
+        BOOST_REQUIRE(o.st == status::record);
+        contents.emplace_back(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(o.plaintext));
+        wire = wire.subspan(o.consumed);
+    }
+    return contents;
+}
+
+int reason_of(const tls_engine& e) { return ERR_GET_REASON(e.error()); }
+
+/// Everything `e` decrypts from `wire`, lent `piece` bytes at a time and read into `room`
+/// bytes at a time, until it needs more than `wire` or stops.
+std::pair<std::string, tls_status> drain(tls_engine& e, std::span<const std::uint8_t> wire, std::size_t piece,
+                                         std::size_t room) {
+    std::string got;
+    std::vector<std::uint8_t> buf(room);
+    tls_status st = tls_status::need_input;
+    std::size_t at = 0;
+    for (;;) {
+        std::size_t n = 0;
+        st = e.read(buf, n);
+        if (st == tls_status::done) {
+            got.append(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(n));
+            continue;
+        }
+        if (st != tls_status::need_input || at == wire.size()) break;
+        const std::size_t k = std::min(piece, wire.size() - at);
+        e.lend(wire.subspan(at, k));
+        at += k;
+        e.settle();
+    }
+    return {got, st};
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(tls13_records)
+
+BOOST_AUTO_TEST_CASE(every_suite_round_trips_records_of_every_boundary_size) {
+    for (auto s : {tls13_suite::aes_128_gcm_sha256, tls13_suite::aes_256_gcm_sha384,
+                   tls13_suite::chacha20_poly1305_sha256}) {
+        ends e(s);
+        for (std::size_t n : {0, 1, 16383, 16384, 16385, 100000}) {
+            BOOST_TEST_CONTEXT("suite " << int(s) << ", " << n << " bytes") {
+                auto data = noise(n, static_cast<std::uint32_t>(n));
+                auto wire = seal(*e.a, data);
+                // RFC 8446 §5.2: 23 3 3, the length of content + type byte + 16-byte tag.
+                const std::size_t records = n == 0 ? 1 : (n + 16383) / 16384;
+                BOOST_TEST(wire.size() == n + records * records_t::overhead);
+                BOOST_TEST(wire[0] == 23);
+                BOOST_TEST(wire[1] == 3);
+                BOOST_TEST(wire[2] == 3);
+                BOOST_TEST((wire[3] << 8 | wire[4]) == std::min<std::size_t>(n, 16384) + 17);
+                std::vector<std::uint8_t> joined;
+                for (auto& c : open_all(*e.b, wire)) joined.insert(joined.end(), c.begin(), c.end());
+                BOOST_TEST((joined == data));
+            }
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(a_change_to_any_byte_of_a_record_is_refused) {
+    ends e;
+    auto wire = seal(*e.a, "the quick brown fox");
+    std::vector<std::uint8_t> out(records_t::max_plaintext + 1);
+    for (std::size_t i = 0; i < wire.size(); ++i) {
+        BOOST_TEST_CONTEXT("byte " << i) {
+            auto bad = wire;
+            bad[i] ^= 0x40;
+            auto reader = records_t::make(tls13_suite::aes_256_gcm_sha384, secret(100, 48), secret(1, 48), 0, 0);
+            auto o = reader->open(bad, out);
+            // A changed length asks for bytes that never come, or cuts the tag: never a record.
+            BOOST_TEST((o.st != status::record));
+            if (i != 3 && i != 4) BOOST_TEST((o.st == status::failed));
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(records_open_only_in_sequence_and_under_the_current_key) {
+    ends e;
+    auto first = seal(*e.a, "one");
+    auto second = seal(*e.a, "two");
+    std::vector<std::uint8_t> out(records_t::max_plaintext + 1);
+    BOOST_TEST((e.b->open(second, out).st == status::failed)); // skipped one
+    ends f;
+    (void)seal(*f.a, "one");
+    BOOST_REQUIRE(f.a->update_write_key());
+    auto rekeyed = seal(*f.a, "two");
+    auto g = records_t::make(tls13_suite::aes_256_gcm_sha384, secret(100, 48), secret(1, 48), 1, 0);
+    BOOST_TEST((g->open(rekeyed, out).st == status::failed)); // old key
+    BOOST_REQUIRE(g->update_read_key());
+    auto o = g->open(rekeyed, out);
+    BOOST_REQUIRE((o.st == status::record));
+    BOOST_TEST(std::string(out.begin(), out.begin() + 3) == "two");
+}
+
+BOOST_AUTO_TEST_CASE(the_engine_reads_records_split_at_every_byte_into_any_room) {
+    ends e;
+    std::vector<std::uint8_t> wire;
+    std::string sent;
+    for (std::size_t n : {5, 0, 300, 16384, 17}) {
+        auto d = noise(n, static_cast<std::uint32_t>(n));
+        sent.append(d.begin(), d.end());
+        auto r = seal(*e.a, d);
+        wire.insert(wire.end(), r.begin(), r.end());
+    }
+    auto close = seal(*e.a, std::string_view("\x01\x00", 2), tls_content::alert);
+    wire.insert(wire.end(), close.begin(), close.end());
+    for (std::size_t piece : {std::size_t{1}, std::size_t{2}, std::size_t{5}, std::size_t{6}, std::size_t{4096},
+                              wire.size()}) {
+        for (std::size_t room : {std::size_t{1}, std::size_t{7}, std::size_t{16385}, std::size_t{65536}}) {
+            BOOST_TEST_CONTEXT("pieces of " << piece << ", room " << room) {
+                tls_engine eng(records_t::make(tls13_suite::aes_256_gcm_sha384, secret(100, 48), secret(1, 48), 0, 0));
+                auto [got, st] = drain(eng, wire, piece, room);
+                BOOST_TEST(got.size() == sent.size());
+                BOOST_TEST((got == sent));
+                BOOST_TEST((st == tls_status::closed));
+                BOOST_TEST(eng.held_bytes() == 0u);
+            }
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(a_partial_record_is_not_buffered_input) {
+    ends e;
+    auto wire = seal(*e.a, "hello");
+    tls_engine eng(records_t::make(tls13_suite::aes_256_gcm_sha384, secret(100, 48), secret(1, 48), 0, 0));
+    std::vector<std::uint8_t> buf(64);
+    std::size_t n = 0;
+    eng.lend(std::span(wire).first(wire.size() - 1));
+    BOOST_TEST((eng.read(buf, n) == tls_status::need_input));
+    eng.settle();
+    // A waiter woken for this would spin: it must wait for the socket instead.
+    BOOST_TEST(!eng.has_buffered_input());
+    eng.lend(std::span(wire).last(1));
+    eng.settle();
+    BOOST_TEST(eng.has_buffered_input());
+    BOOST_TEST((eng.read(buf, n) == tls_status::done));
+    BOOST_TEST(std::string(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(n)) == "hello");
+}
+
+BOOST_AUTO_TEST_CASE(a_requested_key_update_is_answered_once_before_the_next_record) {
+    ends e;
+    std::vector<std::uint8_t> wire;
+    for (int i = 0; i < 3; ++i) {
+        auto ku = seal(*e.a, std::string_view("\x18\x00\x00\x01\x01", 5), tls_content::handshake);
+        BOOST_REQUIRE(e.a->update_write_key());
+        wire.insert(wire.end(), ku.begin(), ku.end());
+    }
+    auto data = seal(*e.a, "after");
+    wire.insert(wire.end(), data.begin(), data.end());
+    tls_engine eng(records_t::make(tls13_suite::aes_256_gcm_sha384, secret(100, 48), secret(1, 48), 0, 0));
+    auto [got, st] = drain(eng, wire, wire.size(), 64);
+    BOOST_TEST(got == "after");
+    const std::string reply = "reply";
+    BOOST_REQUIRE((eng.write({reinterpret_cast<const std::uint8_t*>(reply.data()), reply.size()}) == tls_status::done));
+    auto out = eng.take_output();
+    std::vector<std::uint8_t> room(records_t::max_plaintext + 1);
+    auto first = e.a->open(out, room);
+    BOOST_REQUIRE((first.st == status::record));
+    BOOST_TEST((first.type == tls_content::handshake));
+    BOOST_TEST((std::vector<std::uint8_t>(room.begin(), room.begin() + 5) == std::vector<std::uint8_t>{24, 0, 0, 1, 0}));
+    BOOST_REQUIRE(e.a->update_read_key());
+    auto second = e.a->open(std::span(out).subspan(first.consumed), room);
+    BOOST_REQUIRE((second.st == status::record));
+    BOOST_TEST(std::string(room.begin(), room.begin() + 5) == "reply");
+    BOOST_TEST(first.consumed + second.consumed == out.size()); // one KeyUpdate for three requests
+}
+
+BOOST_AUTO_TEST_CASE(a_failed_record_queues_its_alert_and_nothing_is_written_after_it) {
+    ends e;
+    auto wire = seal(*e.a, "hello");
+    wire[10] ^= 1;
+    tls_engine eng(records_t::make(tls13_suite::aes_256_gcm_sha384, secret(100, 48), secret(1, 48), 0, 0));
+    auto [got, st] = drain(eng, wire, wire.size(), 64);
+    BOOST_TEST((st == tls_status::failed));
+    BOOST_TEST(reason_of(eng) == SSL_R_DECRYPTION_FAILED_OR_BAD_RECORD_MAC);
+    auto out = eng.take_output();
+    auto alerts = open_all(*e.a, out);
+    BOOST_REQUIRE(alerts.size() == 1u);
+    BOOST_TEST((alerts[0] == std::vector<std::uint8_t>{2, SSL_AD_BAD_RECORD_MAC}));
+    const std::uint8_t byte = 1;
+    BOOST_TEST((eng.write({&byte, 1}) == tls_status::failed));
+    BOOST_TEST(reason_of(eng) == SSL_R_PROTOCOL_IS_SHUTDOWN);
+}
+
+BOOST_AUTO_TEST_CASE(shutdown_sends_one_close_notify) {
+    ends e;
+    tls_engine eng(records_t::make(tls13_suite::aes_256_gcm_sha384, secret(100, 48), secret(1, 48), 0, 0));
+    BOOST_TEST((eng.shutdown() == tls_status::done));
+    BOOST_TEST((eng.shutdown() == tls_status::done));
+    auto alerts = open_all(*e.a, eng.take_output());
+    BOOST_REQUIRE(alerts.size() == 1u);
+    BOOST_TEST((alerts[0] == std::vector<std::uint8_t>{1, 0}));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
