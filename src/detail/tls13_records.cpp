@@ -102,23 +102,19 @@ bool tls13_records::key(direction& d, bool encrypt) {
     return ok;
 }
 
-bool tls13_records::update_read_key() {
-    tls13_secret next = read_.secret;
-    if (!expand_label(suite_, read_.secret, "traffic upd", next.bytes.data(), next.size)) return false;
-    read_.secret = next;
+bool tls13_records::update(direction& d, bool encrypt) {
+    // RFC 8446 §7.2: the next secret is HKDF-Expand-Label(secret, "traffic upd", "", Hash.length).
+    tls13_secret next = d.secret;
+    const bool ok = expand_label(suite_, d.secret, "traffic upd", next.bytes.data(), next.size);
+    if (ok) d.secret = next;
     OPENSSL_cleanse(next.bytes.data(), next.bytes.size());
-    read_.seq = 0;
-    return key(read_, false);
+    d.seq = 0;
+    return ok && key(d, encrypt);
 }
 
-bool tls13_records::update_write_key() {
-    tls13_secret next = write_.secret;
-    if (!expand_label(suite_, write_.secret, "traffic upd", next.bytes.data(), next.size)) return false;
-    write_.secret = next;
-    OPENSSL_cleanse(next.bytes.data(), next.bytes.size());
-    write_.seq = 0;
-    return key(write_, true);
-}
+bool tls13_records::update_read_key() { return update(read_, false); }
+
+bool tls13_records::update_write_key() { return update(write_, true); }
 
 void tls13_records::nonce(const direction& d, std::uint8_t* out) noexcept {
     // RFC 8446 §5.3: the sequence number, big-endian and left-padded to the IV's length,

@@ -86,6 +86,7 @@ private:
         std::uint64_t seq = 0;
     };
     bool key(direction& d, bool encrypt);
+    bool update(direction& d, bool encrypt);
     static void nonce(const direction& d, std::uint8_t* out) noexcept;
 
     tls13_suite suite_;
