@@ -493,10 +493,11 @@ private:
             error_code ec;
             co_await c->ws.accept(decide_, ec);
             if (ec) co_return; // refused: the client got its HTTP answer
+            // The accept decision has read what it needed of the TLS connection; OpenSSL's
+            // own state is not needed for the records after it. A raw handler, which routes
+            // on the request itself, decides that for itself.
+            if constexpr (requires(Stream& s) { s.release_openssl(); }) c->ws.next_layer().release_openssl();
         }
-        // The accept decision has read what it needed of the TLS connection; OpenSSL's own
-        // state is not needed for the records after it.
-        if constexpr (requires(Stream& s) { s.release_openssl(); }) c->ws.next_layer().release_openssl();
         slot.end();
         if (events_) {
             // The driver holds the connection (through its websocket) until on_close returns.

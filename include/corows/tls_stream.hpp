@@ -57,11 +57,12 @@ public:
     /// once release_openssl() took effect.
     SSL* native_handle() const noexcept { return engine_->native_handle(); }
 
-    /// Asks the stream to free OpenSSL's connection (the SSL object, about 9 KiB) once the
-    /// handshake is done and OpenSSL holds no unread bytes, and to protect the records itself
-    /// from then on, with OpenSSL's ciphers: for a server's TLS 1.3 connections with AES-GCM
-    /// or ChaCha20-Poly1305. Anything else stays in OpenSSL. basic_server asks this of every
-    /// connection once its WebSocket handshake is done, unless keep_openssl() was called.
+    /// Asks the stream to free OpenSSL's connection (the SSL object with its session, about
+    /// 11 KiB) once the handshake is done and OpenSSL holds no unread bytes, and to protect the
+    /// records itself from then on, with OpenSSL's ciphers: for a server's TLS 1.3 connections
+    /// with AES-GCM or ChaCha20-Poly1305. Anything else stays in OpenSSL. basic_server asks
+    /// this of every connection once its WebSocket handshake is done, unless keep_openssl()
+    /// was called; a run_raw() handler calls it itself when it is done with native_handle().
     void release_openssl() noexcept {
         release_wanted_ = !kept_;
         if (release_wanted_ && engine_->detach_openssl()) release_wanted_ = false;

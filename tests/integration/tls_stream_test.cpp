@@ -389,6 +389,51 @@ BOOST_AUTO_TEST_CASE(servers_over_tls_stream_echo_for_corows_clients) {
     }
 }
 
+BOOST_AUTO_TEST_CASE(a_raw_handler_gets_openssl_and_releases_it_itself) {
+    auto sctx = server_context(loopback_cert());
+    auto cctx = client_context(loopback_cert());
+    using server_type = corows::basic_server<corows::tls_stream>;
+    server_type srv(corows::server_options{}, [&sctx](tcp::socket s) { return corows::tls_stream(std::move(s), sctx); });
+    auto port = srv.listen({asio::ip::make_address("127.0.0.1"), 0}).port();
+    std::atomic<int> sni_seen{0}, released{0};
+    std::thread runner([&] {
+        srv.run_raw([&](corows::websocket<corows::tls_stream>& ws) -> asio::awaitable<void> {
+            // Routing on the TLS connection before the upgrade, as a raw handler may.
+            SSL* ssl = ws.next_layer().native_handle();
+            const char* sni = ssl ? SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name) : nullptr;
+            if (sni && std::string(sni) == "localhost") ++sni_seen;
+            corows::error_code ec;
+            corows::http_request req = co_await ws.read_request(ec);
+            if (ec) co_return;
+            co_await ws.accept(req, corows::accept_decision(), ec);
+            if (ec) co_return;
+            ws.next_layer().release_openssl();
+            if (ws.next_layer().openssl_released()) ++released;
+            corows::message m;
+            while (co_await ws.read_message(m)) co_await ws.write_message(m);
+        });
+    });
+    {
+        loop l;
+        l.spawn("client", [&]() -> asio::awaitable<void> {
+            auto ws = co_await corows::connect("wss://localhost:" + std::to_string(port) + "/", corows::options{}, cctx);
+            for (std::size_t n : {std::size_t{5}, std::size_t{70000}}) {
+                auto payload = noise(n, 7);
+                co_await ws.write_message(payload, corows::message_kind::binary);
+                auto m = co_await ws.read_message();
+                BOOST_REQUIRE(m.has_value());
+                BOOST_TEST((std::equal(payload.begin(), payload.end(), m->data().begin(), m->data().end())));
+            }
+            co_await ws.close(1000, "bye");
+        });
+        l.run(30s);
+    }
+    srv.stop(1s);
+    runner.join();
+    BOOST_TEST(sni_seen == 1);
+    BOOST_TEST(released == 1);
+}
+
 BOOST_AUTO_TEST_CASE(a_silent_client_is_dropped_at_the_handshake_timeout) {
     auto sctx = server_context(loopback_cert());
     corows::server_options o;
