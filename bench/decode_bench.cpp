@@ -1,10 +1,11 @@
-// Frame decoding throughput: decode_frame + apply_mask over packets of small frames and over
-// large frames, each beside memcpy of the same payload bytes in the same run (the yardstick
-// the design sets: decoding should cost within a small factor of copying the bytes once).
+// Frame decoding throughput over packets of small frames, frame by frame (decode_frame +
+// apply_mask, api=frame) and in batches (decode_frames, api=frames), and over large frames,
+// each beside memcpy of the same payload bytes in the same run (the yardstick the design sets:
+// decoding should cost within a small factor of copying the bytes once).
 //
 // Prints one line per measurement:
-//   bench=decode frame_bytes=131 masked=1 per_packet=1000 frames_per_s=... ns_per_frame=...
-//   vs_memcpy=...
+//   bench=decode api=frames frame_bytes=131 masked=1 per_packet=1000 frames_per_s=...
+//   ns_per_frame=... vs_memcpy=...
 //   bench=decode frame_bytes=65550 masked=1 per_packet=1 gb_per_s=... vs_memcpy=...
 // vs_memcpy is our throughput divided by memcpy's: higher is better, 1 means as fast.
 #include <corows/protocol/frame.hpp>
@@ -66,6 +67,21 @@ std::uint64_t decode_packet(std::vector<std::uint8_t>& packet, const corows::fra
                                f.header.key);
         sum += f.header.payload_length;
         pos = f.next_pos;
+    }
+    escape(packet.data());
+    return sum;
+}
+
+/// The same through decode_frames(), 64 frames per call.
+std::uint64_t decode_packet_batch(std::vector<std::uint8_t>& packet, const corows::frame_rules& rules) {
+    std::array<corows::frame_ref, 64> refs;
+    std::uint64_t sum = 0;
+    std::size_t pos = 0;
+    while (pos < packet.size()) {
+        const std::size_t n = corows::decode_frames(packet, pos, rules, refs);
+        if (n == 0) [[unlikely]]
+            std::abort();
+        for (std::size_t i = 0; i < n; ++i) sum += refs[i].payload_length;
     }
     escape(packet.data());
     return sum;
@@ -133,14 +149,17 @@ void small_frames(bool masked, std::size_t per_packet) {
     std::vector<std::uint8_t> out(per_packet * payload);
     corows::frame_rules rules;
     rules.receiver = masked ? corows::role::server : corows::role::client;
-    const pair_timing t = measure(
-        [&] { return decode_packet(packet, rules); },
-        [&] { return copy_payloads(packet, out, per_packet, frame_bytes, header); });
-    const double ns = t.ours * 1e9 / static_cast<double>(per_packet);
-    std::printf("bench=decode frame_bytes=%zu masked=%d per_packet=%zu frames_per_s=%.0f "
-                "ns_per_frame=%.1f vs_memcpy=%.2f\n",
-                frame_bytes, masked ? 1 : 0, per_packet, 1e9 / ns, ns, t.memcpy / t.ours);
-    std::fflush(stdout);
+    for (const bool batch : {false, true}) {
+        const pair_timing t = measure(
+            [&] { return batch ? decode_packet_batch(packet, rules) : decode_packet(packet, rules); },
+            [&] { return copy_payloads(packet, out, per_packet, frame_bytes, header); });
+        const double ns = t.ours * 1e9 / static_cast<double>(per_packet);
+        std::printf("bench=decode api=%s frame_bytes=%zu masked=%d per_packet=%zu frames_per_s=%.0f "
+                    "ns_per_frame=%.1f vs_memcpy=%.2f\n",
+                    batch ? "frames" : "frame", frame_bytes, masked ? 1 : 0, per_packet, 1e9 / ns, ns,
+                    t.memcpy / t.ours);
+        std::fflush(stdout);
+    }
 }
 
 void large_frame(std::size_t payload) {

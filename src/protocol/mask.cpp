@@ -1,13 +1,13 @@
+#include "mask_kernels.hpp"
+
 #include <corows/detail/mask_impl.hpp>
 #include <corows/protocol/mask.hpp>
 
 #include <bit>
 #include <cstring>
 
-#if defined(__x86_64__) || defined(__i386__)
-#define COROWS_MASK_X86 1
+#ifdef COROWS_MASK_X86
 #include <atomic>
-#include <immintrin.h>
 #endif
 
 // Every kernel works on a 32-bit key word already rotated for the payload offset. From 16
@@ -19,56 +19,22 @@
 namespace corows {
 namespace {
 
-/// Key bytes as laid out in memory for a payload that starts `shift` (0-3) bytes into a period.
-std::uint32_t rotate_key(std::uint32_t k, unsigned shift) noexcept {
-    if constexpr (std::endian::native == std::endian::little)
-        return std::rotr(k, static_cast<int>(8 * shift));
-    else
-        return std::rotl(k, static_cast<int>(8 * shift));
-}
+using detail::load;
+using detail::mask_below16;
+using detail::rotate_key;
+using detail::store;
+using detail::widen;
+#ifdef COROWS_MASK_X86
+using detail::load16;
+using detail::load32;
+using detail::store16;
+using detail::store32;
+#endif
 
 std::uint32_t key_word(mask_key key, std::uint64_t offset) noexcept {
     std::uint32_t k;
     std::memcpy(&k, key.data(), 4);
     return rotate_key(k, static_cast<unsigned>(offset & 3));
-}
-
-std::uint64_t widen(std::uint32_t k) noexcept { return k | (std::uint64_t{k} << 32); }
-
-template <class T>
-T load(const std::uint8_t* p) noexcept {
-    T v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-}
-
-template <class T>
-void store(std::uint8_t* p, T v) noexcept {
-    std::memcpy(p, &v, sizeof v);
-}
-
-/// 0 to 15 bytes as 8-, 4-, 2- and 1-byte pieces that do not overlap: a reader that loads
-/// these bytes right after gets them forwarded from one store, not stalled on two.
-inline void mask_below16(std::uint8_t* p, std::size_t n, std::uint32_t k) noexcept {
-    std::size_t i = 0;
-    if ((n & 8) != 0) {
-        store(p, load<std::uint64_t>(p) ^ widen(k));
-        i = 8;
-    }
-    if ((n & 4) != 0) {
-        store(p + i, load<std::uint32_t>(p + i) ^ k);
-        i += 4;
-    }
-    // i is a multiple of 4 here, so the key starts afresh.
-    std::uint8_t kb[4];
-    std::memcpy(kb, &k, 4);
-    if ((n & 2) != 0) {
-        std::uint16_t k2;
-        std::memcpy(&k2, kb, 2);
-        store(p + i, static_cast<std::uint16_t>(load<std::uint16_t>(p + i) ^ k2));
-        i += 2;
-    }
-    if ((n & 1) != 0) p[i] ^= kb[i & 3];
 }
 
 // GCC 12 vectorises the 8-byte loop below into code several times slower for the sizes that
@@ -114,13 +80,6 @@ void mask_portable(std::uint8_t* p, std::size_t n, std::uint32_t k) noexcept {
 
 using kernel = void (*)(std::uint8_t*, std::size_t, std::uint32_t) noexcept;
 
-__attribute__((target("sse2"))) inline __m128i load16(const std::uint8_t* p) noexcept {
-    return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-}
-__attribute__((target("sse2"))) inline void store16(std::uint8_t* p, __m128i v) noexcept {
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), v);
-}
-
 __attribute__((target("sse2"))) void mask_sse2(std::uint8_t* p, std::size_t n,
                                                std::uint32_t k) noexcept {
     if (n < 16) {
@@ -150,13 +109,6 @@ __attribute__((target("sse2"))) void mask_sse2(std::uint8_t* p, std::size_t n,
     }
     for (; i + 16 <= n; i += 16) store16(p + i, _mm_xor_si128(load16(p + i), kv));
     store16(p + n - 16, tail);
-}
-
-__attribute__((target("avx2"))) inline __m256i load32(const std::uint8_t* p) noexcept {
-    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-}
-__attribute__((target("avx2"))) inline void store32(std::uint8_t* p, __m256i v) noexcept {
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v);
 }
 
 __attribute__((target("avx2"))) void mask_avx2(std::uint8_t* p, std::size_t n,

@@ -2,7 +2,9 @@
 // checks what the codec promises: the inline and general decoders agree, positions stay in
 // the buffer, every accepted header obeys the rules and re-encodes to the very bytes it was
 // read from (the decoder accepts only minimal encodings), a truncated buffer never
-// contradicts the whole one, and unmasking in two pieces equals unmasking at once.
+// contradicts the whole one, and unmasking in two pieces equals unmasking at once. The batch
+// decoder, decode_frames(), must find the same frames and unmask the same bytes as
+// decode_frame() and apply_mask() one frame at a time, however little room it is given.
 #include <corows/protocol/frame.hpp>
 #include <corows/protocol/mask.hpp>
 
@@ -115,6 +117,43 @@ void decode_all(std::vector<std::uint8_t> data, const corows::frame_rules& rules
     }
 }
 
+// decode_frames() (both loops) against decode_frame() and apply_mask() frame by frame.
+void batch_agrees(const std::vector<std::uint8_t>& input, const corows::frame_rules& rules, std::size_t room) {
+    using batch_fn = std::size_t (*)(std::span<std::uint8_t>, std::size_t&, const corows::frame_rules&,
+                                     std::span<corows::frame_ref>) noexcept;
+    std::vector<std::uint8_t> want = input;
+    std::vector<corows::frame_ref> frames;
+    std::size_t stop = 0;
+    for (;;) {
+        const corows::decoded_frame f = corows::decode_frame(want, stop, rules);
+        if (f.status != corows::decode_status::complete) break;
+        if (f.header.masked)
+            corows::apply_mask({want.data() + f.payload_pos, f.next_pos - f.payload_pos}, f.header.key);
+        frames.push_back({f.payload_pos, f.header.payload_length, want[stop]});
+        stop = f.next_pos;
+    }
+    for (const batch_fn fn : {batch_fn{&corows::decode_frames}, batch_fn{&corows::detail::decode_frames_portable}}) {
+        std::vector<std::uint8_t> buf = input;
+        std::vector<corows::frame_ref> out(room);
+        std::size_t pos = 0;
+        std::size_t seen = 0;
+        for (;;) {
+            const std::size_t n = fn(buf, pos, rules, out);
+            check(n <= room);
+            for (std::size_t i = 0; i < n; ++i, ++seen) {
+                check(seen < frames.size());
+                check(out[i].payload_pos == frames[seen].payload_pos);
+                check(out[i].payload_length == frames[seen].payload_length);
+                check(out[i].first_byte == frames[seen].first_byte);
+            }
+            if (n < room) break;
+        }
+        check(seen == frames.size());
+        check(pos == stop);
+        check(buf == want);
+    }
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -125,5 +164,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         for (const bool rsv1 : {false, true})
             for (const std::uint64_t limit : limits)
                 decode_all(input, {receiver, rsv1, limit}, cut);
+    for (const auto receiver : {corows::role::server, corows::role::client})
+        for (const bool rsv1 : {false, true})
+            batch_agrees(input, {receiver, rsv1, cut % 2 == 0 ? UINT64_MAX : 100}, 1 + cut % 70);
     return 0;
 }

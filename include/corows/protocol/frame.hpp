@@ -167,6 +167,36 @@ inline constexpr std::array<std::uint8_t, 256> second_byte_bound = [] {
     };
 }
 
+/// A complete frame found by decode_frames(): where its payload lies (unmasked) and its first
+/// header byte. Trivial, so that an array of them costs nothing until decode_frames() fills it.
+struct frame_ref {
+    std::size_t payload_pos;       ///< offset of the payload in the buffer
+    std::uint64_t payload_length;
+    std::uint8_t first_byte;       ///< FIN, RSV1-3 and the opcode, as on the wire
+
+    /// The frame's opcode.
+    opcode op() const noexcept { return static_cast<opcode>(first_byte & 0x0Fu); }
+    /// The FIN bit.
+    bool fin() const noexcept { return (first_byte & 0x80u) != 0; }
+    /// The RSV1 bit (a compressed message's first frame, once permessage-deflate is on).
+    bool rsv1() const noexcept { return (first_byte & 0x40u) != 0; }
+};
+
+/// Decodes the complete frames from `buffer[pos]` on under `rules`, unmasks each payload in
+/// place and describes it in `out`, in order, until `out` is full or a frame is incomplete or
+/// breaks the rules; returns how many, with `pos` moved past them. decode_frame() at the new
+/// `pos` tells what stopped it. Requires `pos <= buffer.size()`. For many small frames in one
+/// packet this costs less per frame than decode_frame() and apply_mask() one by one.
+std::size_t decode_frames(std::span<std::uint8_t> buffer, std::size_t& pos, const frame_rules& rules,
+                          std::span<frame_ref> out) noexcept;
+
+namespace detail {
+/// decode_frames() calling apply_mask() for each payload, as on a CPU without AVX2, whatever
+/// this one has: tests cover both loops.
+std::size_t decode_frames_portable(std::span<std::uint8_t> buffer, std::size_t& pos, const frame_rules& rules,
+                                   std::span<frame_ref> out) noexcept;
+} // namespace detail
+
 /// Writes the header for `h` into `out` with the shortest length encoding and returns its
 /// length (2 to 14 bytes). Requires `h.payload_length < 2^63`.
 std::size_t encode_frame_header(const frame_header& h,
