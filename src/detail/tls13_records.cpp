@@ -161,6 +161,10 @@ std::size_t tls13_records::plaintext_bound(std::span<const std::uint8_t> in) noe
     return length > tag_size ? std::min(length - tag_size, max_plaintext + 1) : 0;
 }
 
+std::size_t tls13_records::record_size(std::span<const std::uint8_t> in) noexcept {
+    return in.size() < 5 ? 0 : 5 + record_length(in);
+}
+
 tls13_opened tls13_records::open(std::span<const std::uint8_t> in, std::span<std::uint8_t> out) {
     if (in.size() < 5) return {};
     // After the handshake every record is protected and says application_data outside; the

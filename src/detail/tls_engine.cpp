@@ -172,7 +172,7 @@ void tls_engine::record_tracker::feed(std::span<const std::uint8_t> data) {
         need -= n;
         if (need > 0) return;
         if (current.size() == 5) {
-            need = static_cast<std::size_t>(current[3]) << 8 | current[4];
+            need = tls13_records::record_size(current) - 5;
             if (need > 0) continue;
         }
         ++count;
@@ -469,7 +469,8 @@ bool tls_engine::has_buffered_input() const noexcept {
     if (!ssl_) {
         // A partial record is not input read() can use: the caller must wait for the rest.
         const auto whole = [](std::span<const std::uint8_t> b) {
-            return b.size() >= 5 && b.size() >= 5 + (static_cast<std::size_t>(b[3]) << 8 | b[4]);
+            const std::size_t n = tls13_records::record_size(b);
+            return n != 0 && b.size() >= n;
         };
         return plain_pos_ < plain_.size() || broken_ || peer_closed_ ||
                whole({in_.data() + in_pos_, in_.size() - in_pos_}) || whole(loan_);

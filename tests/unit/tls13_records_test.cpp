@@ -209,6 +209,17 @@ BOOST_AUTO_TEST_CASE(a_partial_record_is_not_buffered_input) {
     BOOST_TEST(std::string(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(n)) == "hello");
 }
 
+BOOST_AUTO_TEST_CASE(record_size_reads_the_header_alone) {
+    ends e;
+    const auto wire = seal(*e.a, "hello");
+    // 5 bytes of header, then "hello", its content type and a 16-byte tag.
+    BOOST_TEST(records_t::record_size(wire) == 5u + 5u + 1u + 16u);
+    BOOST_TEST(records_t::record_size(std::span(wire).first(5)) == wire.size());
+    BOOST_TEST(records_t::record_size(std::span(wire).first(4)) == 0u);
+    const std::uint8_t largest[] = {23, 3, 3, 0xFF, 0xFF};
+    BOOST_TEST(records_t::record_size(largest) == 5u + 0xFFFFu);
+}
+
 BOOST_AUTO_TEST_CASE(a_requested_key_update_is_answered_once_before_the_next_record) {
     ends e;
     std::vector<std::uint8_t> wire;

@@ -72,6 +72,9 @@ public:
     /// Bytes `out` must offer open() for the record at the start of `in` (0 if its header
     /// is incomplete).
     static std::size_t plaintext_bound(std::span<const std::uint8_t> in) noexcept;
+    /// Bytes of the record at the start of `in`, its 5-byte header included (0 if that header
+    /// is incomplete).
+    static std::size_t record_size(std::span<const std::uint8_t> in) noexcept;
 
     /// RFC 8446 §7.2: moves the receiving direction to its next traffic secret.
     bool update_read_key();
