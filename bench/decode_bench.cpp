@@ -81,7 +81,7 @@ std::uint64_t decode_packet_batch(std::vector<std::uint8_t>& packet, const corow
         const std::size_t n = corows::decode_frames(packet, pos, rules, refs);
         if (n == 0) [[unlikely]]
             std::abort();
-        for (std::size_t i = 0; i < n; ++i) sum += refs[i].payload_length;
+        for (std::size_t i = 0; i < n; ++i) sum += refs[i].payload_length();
     }
     escape(packet.data());
     return sum;

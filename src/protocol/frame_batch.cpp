@@ -36,15 +36,15 @@ struct any_cpu_mask {
 };
 
 // One frame of any kind at `at`, through decode_frame(): where the next one starts, or 0 if
-// this one is not complete or breaks the rules. Out of line, and with `at` by value, so that
+// this one is not complete, breaks the rules or is 2^56 bytes long or more. Out of line, and with `at` by value, so that
 // the loop below keeps its registers for the common frame.
 [[gnu::noinline]] std::size_t decode_one(std::span<std::uint8_t> buffer, std::size_t at, const frame_rules& rules,
                                          frame_ref& ref) noexcept {
     const decoded_frame f = decode_frame(buffer, at, rules);
-    if (f.status != decode_status::complete) return 0;
+    if (f.status != decode_status::complete || (f.header.payload_length >> 56) != 0) return 0;
     if (f.header.masked)
         apply_mask(buffer.subspan(f.payload_pos, static_cast<std::size_t>(f.header.payload_length)), f.header.key);
-    ref = frame_ref{f.payload_pos, f.header.payload_length, buffer[at]};
+    ref = frame_ref{f.payload_pos, f.header.payload_length | (std::uint64_t{buffer[at]} << 56)};
     return f.next_pos;
 }
 
@@ -79,7 +79,7 @@ template <bool Masked, class Mask>
             if (len < bound[b0]) [[likely]] {
                 std::uint8_t* const payload = at + header;
                 if constexpr (Masked) mask(payload, len, at + 2);
-                *ref++ = frame_ref{static_cast<std::size_t>(payload - base), len, static_cast<std::uint8_t>(b0)};
+                *ref++ = frame_ref{static_cast<std::size_t>(payload - base), len | (std::uint64_t{b0} << 56)};
                 at += static_cast<std::ptrdiff_t>(b1) + step_bias;
                 continue;
             }
@@ -119,21 +119,19 @@ struct avx2_mask {
         using detail::store16;
         using detail::store32;
         const std::uint32_t* rot = key_rotation + (n & 3);
+        const __m256i kv = _mm256_broadcastd_epi32(_mm_loadu_si32(key_at));
+        const __m256i kt = _mm256_shuffle_epi8(kv, _mm256_broadcastd_epi32(_mm_loadu_si32(rot)));
         if (n < 32) {
             if (n < 16) {
-                detail::mask_below16(p, n, static_cast<std::uint32_t>(_mm_cvtsi128_si32(_mm_loadu_si32(key_at))));
+                detail::mask_below16(p, n, static_cast<std::uint32_t>(_mm256_cvtsi256_si32(kv)));
                 return;
             }
-            const __m128i kv = _mm_broadcastd_epi32(_mm_loadu_si32(key_at));
-            const __m128i kt = _mm_shuffle_epi8(kv, _mm_broadcastd_epi32(_mm_loadu_si32(rot)));
-            const __m128i a = _mm_xor_si128(load16(p), kv);
-            const __m128i b = _mm_xor_si128(load16(p + n - 16), kt);
+            const __m128i a = _mm_xor_si128(load16(p), _mm256_castsi256_si128(kv));
+            const __m128i b = _mm_xor_si128(load16(p + n - 16), _mm256_castsi256_si128(kt));
             store16(p, a);
             store16(p + n - 16, b);
             return;
         }
-        const __m256i kv = _mm256_broadcastd_epi32(_mm_loadu_si32(key_at));
-        const __m256i kt = _mm256_shuffle_epi8(kv, _mm256_broadcastd_epi32(_mm_loadu_si32(rot)));
         const __m256i tail = _mm256_xor_si256(load32(p + n - 32), kt);
         store32(p, _mm256_xor_si256(load32(p), kv));
         if (n > 64) store32(p + 32, _mm256_xor_si256(load32(p + 32), kv));

@@ -129,7 +129,7 @@ void batch_agrees(const std::vector<std::uint8_t>& input, const corows::frame_ru
         if (f.status != corows::decode_status::complete) break;
         if (f.header.masked)
             corows::apply_mask({want.data() + f.payload_pos, f.next_pos - f.payload_pos}, f.header.key);
-        frames.push_back({f.payload_pos, f.header.payload_length, want[stop]});
+        frames.push_back({f.payload_pos, f.header.payload_length | (std::uint64_t{want[stop]} << 56)});
         stop = f.next_pos;
     }
     for (const batch_fn fn : {batch_fn{&corows::decode_frames}, batch_fn{&corows::detail::decode_frames_portable}}) {
@@ -143,8 +143,8 @@ void batch_agrees(const std::vector<std::uint8_t>& input, const corows::frame_ru
             for (std::size_t i = 0; i < n; ++i, ++seen) {
                 check(seen < frames.size());
                 check(out[i].payload_pos == frames[seen].payload_pos);
-                check(out[i].payload_length == frames[seen].payload_length);
-                check(out[i].first_byte == frames[seen].first_byte);
+                check(out[i].payload_length() == frames[seen].payload_length());
+                check(out[i].first_byte() == frames[seen].first_byte());
             }
             if (n < room) break;
         }

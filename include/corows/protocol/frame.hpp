@@ -167,25 +167,34 @@ inline constexpr std::array<std::uint8_t, 256> second_byte_bound = [] {
     };
 }
 
-/// A complete frame found by decode_frames(): where its payload lies (unmasked) and its first
-/// header byte. Trivial, so that an array of them costs nothing until decode_frames() fills it.
+/// A complete frame found by decode_frames(): where its payload lies (unmasked), how long it
+/// is, and its first header byte. Two words, so that decode_frames() writes each with two
+/// stores; trivial, so that an array of them costs nothing until decode_frames() fills it.
 struct frame_ref {
-    std::size_t payload_pos;       ///< offset of the payload in the buffer
-    std::uint64_t payload_length;
-    std::uint8_t first_byte;       ///< FIN, RSV1-3 and the opcode, as on the wire
+    std::size_t payload_pos; ///< offset of the payload in the buffer
+    /// The payload length in the low 56 bits (the payload is in memory, so it is shorter than
+    /// 2^56 bytes), the first header byte in the high 8.
+    std::uint64_t length_and_first_byte;
 
+    /// The payload length.
+    std::size_t payload_length() const noexcept {
+        return static_cast<std::size_t>(length_and_first_byte & ((std::uint64_t{1} << 56) - 1));
+    }
+    /// FIN, RSV1-3 and the opcode, as on the wire.
+    std::uint8_t first_byte() const noexcept { return static_cast<std::uint8_t>(length_and_first_byte >> 56); }
     /// The frame's opcode.
-    opcode op() const noexcept { return static_cast<opcode>(first_byte & 0x0Fu); }
+    opcode op() const noexcept { return static_cast<opcode>(first_byte() & 0x0Fu); }
     /// The FIN bit.
-    bool fin() const noexcept { return (first_byte & 0x80u) != 0; }
+    bool fin() const noexcept { return (first_byte() & 0x80u) != 0; }
     /// The RSV1 bit (a compressed message's first frame, once permessage-deflate is on).
-    bool rsv1() const noexcept { return (first_byte & 0x40u) != 0; }
+    bool rsv1() const noexcept { return (first_byte() & 0x40u) != 0; }
 };
 
 /// Decodes the complete frames from `buffer[pos]` on under `rules`, unmasks each payload in
 /// place and describes it in `out`, in order, until `out` is full or a frame is incomplete or
 /// breaks the rules; returns how many, with `pos` moved past them. decode_frame() at the new
-/// `pos` tells what stopped it. Requires `pos <= buffer.size()`. For many small frames in one
+/// `pos` tells what stopped it (or, for a frame of 2^56 bytes or more, that it is complete).
+/// Requires `pos <= buffer.size()`. For many small frames in one
 /// packet this costs less per frame than decode_frame() and apply_mask() one by one.
 std::size_t decode_frames(std::span<std::uint8_t> buffer, std::size_t& pos, const frame_rules& rules,
                           std::span<frame_ref> out) noexcept;
