@@ -33,6 +33,32 @@ tls13_secret secret(std::uint8_t fill, std::size_t size) {
     return s;
 }
 
+tls13_secret secret_from_hex(std::string_view hex) {
+    tls13_secret s;
+    for (std::size_t i = 0; i + 1 < hex.size();) {
+        if (hex[i] == ' ') {
+            ++i;
+            continue;
+        }
+        s.bytes[s.size++] = static_cast<std::uint8_t>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16));
+        i += 2;
+    }
+    return s;
+}
+
+std::vector<std::uint8_t> bytes_from_hex(std::string_view hex) {
+    std::vector<std::uint8_t> out;
+    for (std::size_t i = 0; i + 1 < hex.size();) {
+        if (hex[i] == ' ') {
+            ++i;
+            continue;
+        }
+        out.push_back(static_cast<std::uint8_t>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16)));
+        i += 2;
+    }
+    return out;
+}
+
 std::size_t hash_size(tls13_suite s) { return s == tls13_suite::aes_256_gcm_sha384 ? 48 : 32; }
 
 /// The two ends of one connection: `a` sends with what `b` receives with, and back.
@@ -105,6 +131,55 @@ std::pair<std::string, tls_status> drain(tls_engine& e, std::span<const std::uin
 } // namespace
 
 BOOST_AUTO_TEST_SUITE(tls13_records)
+
+BOOST_AUTO_TEST_CASE(rfc8448_application_records_byte_for_byte) {
+    // RFC 8448 section 3 (simple 1-RTT handshake, TLS_AES_128_GCM_SHA256): the two application
+    // traffic secrets, the client's first application_data record and its close_notify, and
+    // the server's application_data record (its second record: the NewSessionTicket was the
+    // first). Both carry the 50 bytes 00 01 ... 31.
+    const tls13_secret client_secret = secret_from_hex(
+        "9e 40 64 6c e7 9a 7f 9d c0 5a f8 88 9b ce 65 52 87 5a fa 0b 06 df 00 87 f7 92 eb b7 c1 75 04 a5");
+    const tls13_secret server_secret = secret_from_hex(
+        "a1 1a f9 f0 55 31 f8 56 ad 47 11 6b 45 a9 50 32 82 04 b4 f4 4b fb 6b 3a 4b 4f 1f 3f cb 63 16 43");
+    const auto client_record = bytes_from_hex(
+        "17 03 03 00 43 a2 3f 70 54 b6 2c 94 d0 af fa fe 82 28 ba 55 cb ef ac ea 42 f9 14 aa 66 bc ab 3f 2b "
+        "98 19 a8 a5 b4 6b 39 5b d5 4a 9a 20 44 1e 2b 62 97 4e 1f 5a 62 92 a2 97 70 14 bd 1e 3d ea e6 3a ee "
+        "bb 21 69 49 15 e4");
+    const auto client_close_notify =
+        bytes_from_hex("17 03 03 00 13 c9 87 27 60 65 56 66 b7 4d 7f f1 15 3e fd 6d b6 d0 b0 e3");
+    const auto server_record = bytes_from_hex(
+        "17 03 03 00 43 2e 93 7e 11 ef 4a c7 40 e5 38 ad 36 00 5f c4 a4 69 32 fc 32 25 d0 5f 82 aa 1b 36 e3 "
+        "0e fa f9 7d 90 e6 df fc 60 2d cb 50 1a 59 a8 fc c4 9c 4b f2 e5 f0 a2 1c 00 47 c2 ab f3 32 54 0d d0 "
+        "32 e1 67 c2 95 5d");
+    std::vector<std::uint8_t> payload(50);
+    for (std::size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<std::uint8_t>(i);
+
+    // The server: reads with the client's secret from record 0, writes with its own from 1.
+    auto server = records_t::make(tls13_suite::aes_128_gcm_sha256, client_secret, server_secret, 0, 1);
+    BOOST_REQUIRE(server);
+    std::vector<std::uint8_t> plain(records_t::max_plaintext + 1);
+    corows::detail::tls13_opened r = server->open(client_record, plain);
+    BOOST_REQUIRE((r.st == status::record));
+    BOOST_TEST(r.consumed == client_record.size());
+    BOOST_TEST((r.type == tls_content::application_data));
+    BOOST_TEST(std::vector<std::uint8_t>(plain.begin(), plain.begin() + static_cast<std::ptrdiff_t>(r.plaintext)) ==
+               payload);
+    BOOST_TEST(seal(*server, payload) == server_record);
+    r = server->open(client_close_notify, plain);
+    BOOST_REQUIRE((r.st == status::record));
+    BOOST_TEST((r.type == tls_content::alert));
+    BOOST_TEST(r.plaintext == 2u);
+    BOOST_TEST(plain[0] == 1); // warning
+    BOOST_TEST(plain[1] == 0); // close_notify
+
+    // The client's side writes the very bytes the RFC shows.
+    auto client = records_t::make(tls13_suite::aes_128_gcm_sha256, server_secret, client_secret, 1, 0);
+    BOOST_REQUIRE(client);
+    BOOST_TEST(seal(*client, payload) == client_record);
+    const std::uint8_t close_notify[] = {1, 0};
+    BOOST_TEST(seal(*client, close_notify, tls_content::alert) == client_close_notify);
+    BOOST_TEST((client->open(server_record, plain).st == status::record));
+}
 
 BOOST_AUTO_TEST_CASE(every_suite_round_trips_records_of_every_boundary_size) {
     for (auto s : {tls13_suite::aes_128_gcm_sha256, tls13_suite::aes_256_gcm_sha384,
