@@ -36,8 +36,8 @@ struct any_cpu_mask {
 };
 
 // One frame of any kind at `at`, through decode_frame(): where the next one starts, or 0 if
-// this one is not complete, breaks the rules or is 2^56 bytes long or more. Out of line, and with `at` by value, so that
-// the loop below keeps its registers for the common frame.
+// this one is not complete, breaks the rules or is 2^56 bytes long or more. Out of line, and
+// with `at` by value, so that the loop below keeps its registers for the common frame.
 [[gnu::noinline]] std::size_t decode_one(std::span<std::uint8_t> buffer, std::size_t at, const frame_rules& rules,
                                          frame_ref& ref) noexcept {
     const decoded_frame f = decode_frame(buffer, at, rules);
@@ -108,9 +108,9 @@ template <class Mask>
 // into the key as it lies over bytes that start that far into a period.
 alignas(16) constexpr std::uint32_t key_rotation[4] = {0x03020100u, 0x00030201u, 0x01000302u, 0x02010003u};
 
-// mask_avx2_short() for a payload of at most 125 bytes with its key still in the header: the
-// key is broadcast straight from memory and rotated for the last window by one shuffle,
-// which takes a third of the instructions of rotating it in a register.
+// apply_mask()'s AVX2 kernel, for a payload of at most 125 bytes whose key is still in the
+// header: the key is broadcast straight from memory and rotated for the last window by one
+// shuffle, a third of the instructions of rotating it in a register and broadcasting twice.
 struct avx2_mask {
     __attribute__((target("avx2"))) void operator()(std::uint8_t* p, std::size_t n,
                                                     const std::uint8_t* key_at) const noexcept {

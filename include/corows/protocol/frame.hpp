@@ -194,8 +194,8 @@ struct frame_ref {
 /// place and describes it in `out`, in order, until `out` is full or a frame is incomplete or
 /// breaks the rules; returns how many, with `pos` moved past them. decode_frame() at the new
 /// `pos` tells what stopped it (or, for a frame of 2^56 bytes or more, that it is complete).
-/// Requires `pos <= buffer.size()`. For many small frames in one
-/// packet this costs less per frame than decode_frame() and apply_mask() one by one.
+/// Requires `pos <= buffer.size()`. For many small frames in one packet this costs less per
+/// frame than decode_frame() and apply_mask() one by one.
 std::size_t decode_frames(std::span<std::uint8_t> buffer, std::size_t& pos, const frame_rules& rules,
                           std::span<frame_ref> out) noexcept;
 
