@@ -27,6 +27,10 @@ constexpr std::array<std::uint8_t, 256> fast_bound(bool allow_rsv1) {
 constexpr std::array<std::uint8_t, 256> fast_bound_plain = fast_bound(false);
 constexpr std::array<std::uint8_t, 256> fast_bound_rsv1 = fast_bound(true);
 
+frame_ref make_ref(std::size_t payload_pos, std::uint64_t length, std::uint8_t first_byte) noexcept {
+    return frame_ref{payload_pos, length | (std::uint64_t{first_byte} << 56)};
+}
+
 struct any_cpu_mask {
     void operator()(std::uint8_t* p, std::size_t n, const std::uint8_t* key_at) const noexcept {
         mask_key key;
@@ -44,7 +48,7 @@ struct any_cpu_mask {
     if (f.status != decode_status::complete || (f.header.payload_length >> 56) != 0) return 0;
     if (f.header.masked)
         apply_mask(buffer.subspan(f.payload_pos, static_cast<std::size_t>(f.header.payload_length)), f.header.key);
-    ref = frame_ref{f.payload_pos, f.header.payload_length | (std::uint64_t{buffer[at]} << 56)};
+    ref = make_ref(f.payload_pos, f.header.payload_length, buffer[at]);
     return f.next_pos;
 }
 
@@ -79,7 +83,7 @@ template <bool Masked, class Mask>
             if (len < bound[b0]) [[likely]] {
                 std::uint8_t* const payload = at + header;
                 if constexpr (Masked) mask(payload, len, at + 2);
-                *ref++ = frame_ref{static_cast<std::size_t>(payload - base), len | (std::uint64_t{b0} << 56)};
+                *ref++ = make_ref(static_cast<std::size_t>(payload - base), len, static_cast<std::uint8_t>(b0));
                 at += static_cast<std::ptrdiff_t>(b1) + step_bias;
                 continue;
             }

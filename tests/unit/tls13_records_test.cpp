@@ -33,19 +33,6 @@ tls13_secret secret(std::uint8_t fill, std::size_t size) {
     return s;
 }
 
-tls13_secret secret_from_hex(std::string_view hex) {
-    tls13_secret s;
-    for (std::size_t i = 0; i + 1 < hex.size();) {
-        if (hex[i] == ' ') {
-            ++i;
-            continue;
-        }
-        s.bytes[s.size++] = static_cast<std::uint8_t>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16));
-        i += 2;
-    }
-    return s;
-}
-
 std::vector<std::uint8_t> bytes_from_hex(std::string_view hex) {
     std::vector<std::uint8_t> out;
     for (std::size_t i = 0; i + 1 < hex.size();) {
@@ -57,6 +44,14 @@ std::vector<std::uint8_t> bytes_from_hex(std::string_view hex) {
         i += 2;
     }
     return out;
+}
+
+tls13_secret secret_from_hex(std::string_view hex) {
+    const std::vector<std::uint8_t> b = bytes_from_hex(hex);
+    tls13_secret s;
+    std::copy(b.begin(), b.end(), s.bytes.begin());
+    s.size = b.size();
+    return s;
 }
 
 std::size_t hash_size(tls13_suite s) { return s == tls13_suite::aes_256_gcm_sha384 ? 48 : 32; }
