@@ -49,6 +49,7 @@ PEER_NAMES = {
     "wspp": "websocketpp 0.8.2",
     "ws": "Node ws 8",
     "uws": "uWebSockets.js",
+    "uws-dedicated": "uWebSockets.js dedicated",
     "baseline": "corows before",
     "baseline-events": "corows events before",
 }
@@ -57,6 +58,8 @@ PEER_NAMES = {
 OURS = ("corows", "corows-events")
 # Other builds or modes of corows, shown side by side but never counted as a peer.
 VARIANTS = ("corows-tuple", "baseline", "baseline-events")
+# Servers that differ from another only with permessage-deflate: they run the deflate points.
+DEFLATE_ONLY = ("uws-dedicated",)
 
 
 class Point:
@@ -133,13 +136,16 @@ def server_commands(build):
         "wspp": lambda port, d: [os.path.join(peers, "wspp_echo"), str(port)] + (["--deflate"] if d else []),
         "ws": lambda port, d: [node, os.path.join(HERE, "ws_echo.js"), str(port)] + (["--deflate"] if d else []),
         "uws": lambda port, d: [node, os.path.join(HERE, "uws_echo.js"), str(port)] + (["--deflate"] if d else []),
+        # uWS' other deflate mode (see uws_echo.js); the same server as "uws" without deflate.
+        "uws-dedicated": lambda port, d: [node, os.path.join(HERE, "uws_echo.js"), str(port)]
+        + (["--deflate", "--dedicated"] if d else []),
     }
 
 
 def unavailable(name, build):
     """Why server `name` cannot run here, or None."""
     cmd = server_commands(build)[name](0, False)
-    if name in ("ws", "uws"):
+    if name in ("ws", "uws", "uws-dedicated"):
         if not shutil.which("node"):
             return "node not installed"
         if name == "ws":
@@ -505,6 +511,8 @@ def main():
         running = {}
         try:
             for name in ran:
+                if name in DEFLATE_ONLY and not deflate:
+                    continue  # the same server as another one without deflate
                 try:
                     running[name] = Server(name, args.build, deflate, tls)
                 except RuntimeError as e:
@@ -539,7 +547,7 @@ def main():
         if args.no_memory:
             break
         for kind, conns in (("idle", idle_conns), ("deflate", deflate_conns), ("idle-wss", tls_conns)):
-            if not wanted(dict(MEMORY_STATES)[kind]):
+            if not wanted(dict(MEMORY_STATES)[kind]) or (name in DEFLATE_ONLY and kind != "deflate"):
                 continue
             try:
                 m = measure_memory(load, args.build, name, conns, kind == "deflate", kind == "idle-wss")
@@ -587,7 +595,8 @@ def main():
     else:
         print(f"wrote {md}")
     # Failed points, echo errors and failed memory measurements make the run fail.
-    expected = 0 if args.no_throughput else len(points) * len([s for s in servers if s not in skipped])
+    expected = 0 if args.no_throughput else sum(1 for s in servers if s not in skipped for p in points
+                                                if p.deflate or s not in DEFLATE_ONLY)
     bad = expected - len(results) + sum(1 for r in results.values() if r.get("errors", "0") != "0")
     bad += sum(1 for m in memory.values() if "error" in m or m.get("errors", 0))
     if bad:

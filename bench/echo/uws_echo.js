@@ -1,21 +1,26 @@
-// uWebSockets.js echo server for the echo benchmark (npm @btc-vision/uwebsockets.js, a
-// prebuilt addon): one thread, permessage-deflate when started with --deflate. uWS sets
-// TCP_NODELAY itself. wss (uWS.SSLApp) with --cert and --key.
+// uWebSockets.js echo server for the echo benchmark (npm `uwebsockets`, a repack of
+// uWebSockets.js' prebuilt addons; its `source_commit` names the uWebSockets.js commit): one
+// thread, permessage-deflate when started with --deflate. uWS sets TCP_NODELAY itself. wss
+// (uWS.SSLApp) with --cert and --key.
 //
-//   node uws_echo.js PORT [--deflate] [--cert FILE --key FILE]
+//   node uws_echo.js PORT [--deflate [--dedicated]] [--cert FILE --key FILE]
 //   node uws_echo.js --check      (only says whether the addon loads)
 //
-// Exits with status 3 and a message on stderr if the addon does not load on this machine
-// (it wants a newer glibc than Debian 12's).
+// --dedicated gives each connection its own deflate and inflate streams with context takeover
+// both ways (DEDICATED_COMPRESSOR | DEDICATED_DECOMPRESSOR); without it uWS shares one of each
+// per thread (its default), so it asks clients for client_no_context_takeover and sends without
+// context takeover itself. The benchmark runs both and counts the cheaper.
+//
+// Exits with status 3 and a message on stderr if the addon does not load on this machine.
 'use strict';
 let uWS;
 try {
-  uWS = require('@btc-vision/uwebsockets.js');
+  uWS = require('uwebsockets');
 } catch (e) {
   // The package's own message blames the Node version; the addon's loader error says why.
   let why = String(e.message).split('\n')[0];
   try {
-    const dir = require('path').join(__dirname, 'node_modules', '@btc-vision', 'uwebsockets.js');
+    const dir = require('path').join(__dirname, 'node_modules', 'uwebsockets');
     require(`${dir}/uws_${process.platform}_${process.arch}_${process.versions.modules}.node`);
   } catch (inner) {
     why = String(inner.message).split('\n')[0].replace(/ \(required by .*\)$/, '');
@@ -31,6 +36,7 @@ if (process.argv.includes('--check')) {
 
 const port = Number(process.argv[2]);
 const deflate = process.argv.includes('--deflate');
+const dedicated = process.argv.includes('--dedicated');
 const arg = (name) => {
   const i = process.argv.indexOf(name);
   return i > 0 ? process.argv[i + 1] : undefined;
@@ -39,9 +45,9 @@ const cert = arg('--cert');
 const key = arg('--key');
 (cert && key ? uWS.SSLApp({ cert_file_name: cert, key_file_name: key }) : uWS.App())
   .ws('/*', {
-    // The shared compressor is uWS's default when compression is on; dedicated ones cost
-    // memory per connection.
-    compression: deflate ? uWS.SHARED_COMPRESSOR : uWS.DISABLED,
+    compression: !deflate ? uWS.DISABLED
+      : dedicated ? uWS.DEDICATED_COMPRESSOR | uWS.DEDICATED_DECOMPRESSOR
+      : uWS.SHARED_COMPRESSOR,
     maxPayloadLength: 64 * 1024 * 1024,
     maxBackpressure: 64 * 1024 * 1024,
     idleTimeout: 0,
