@@ -441,7 +441,8 @@ def main():
     ap.add_argument("--visits", type=int, default=2,
                     help="visits per server and point, interleaved; the best is kept (default 2)")
     ap.add_argument("--quick", action="store_true", help="smoke run: 1 s per point, fewer memory connections")
-    ap.add_argument("--servers", default="corows,corows-events,beast,wspp,ws,uws", help="comma-separated subset")
+    ap.add_argument("--servers", default="corows,corows-events,beast,wspp,ws,uws,uws-dedicated",
+                    help="comma-separated subset")
     ap.add_argument("--build", default=os.path.join(ROOT, "build-bench"), help="build directory")
     ap.add_argument("--idle-conns", type=int, default=None, help="idle connections for memory (default 10000)")
     ap.add_argument("--deflate-conns", type=int, default=None,

@@ -39,6 +39,7 @@ if ! (cd "$here" && node -e "require('ws'); require('bufferutil')" 2>/dev/null) 
     (cd "$here" && npm install --no-package-lock --no-audit --no-fund --loglevel=error)
     touch "$here/node_modules"
 fi
-# uWebSockets.js is optional: its prebuilt addon may not load here (it wants glibc 2.38).
+# uWebSockets.js is optional: a prebuilt addon may not load on every machine (some builds want a
+# newer glibc than Debian 12's).
 (cd "$here" && node uws_echo.js --check 2>&1) || echo "setup_peers: uWebSockets.js will be skipped"
 echo "setup_peers: peers ready in $peers"
