@@ -298,11 +298,13 @@ BOOST_AUTO_TEST_CASE(out_of_descriptors_the_acceptor_idles_and_recovers) {
     rlimit low = saved;
     low.rlim_cur = corows::test::open_fds() + 64;
     BOOST_REQUIRE(prlimit(0, RLIMIT_NOFILE, &low, nullptr) == 0);
-    for (;;) {
-        int fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-        if (fd < 0) break;
-        fillers.push_back(fd);
-    }
+    // Takes every free descriptor; returns how many.
+    auto fill = [&] {
+        std::size_t n = 0;
+        for (int fd; (fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0; ++n) fillers.push_back(fd);
+        return n;
+    };
+    fill();
     BOOST_REQUIRE(errno == EMFILE);
 
     // Whatever another part of the process (a sanitizer's runtime, say) closes while the test
@@ -313,7 +315,7 @@ BOOST_AUTO_TEST_CASE(out_of_descriptors_the_acceptor_idles_and_recovers) {
     auto starve_for = [&](std::chrono::milliseconds d) {
         for (auto end = std::chrono::steady_clock::now() + d; std::chrono::steady_clock::now() < end;) {
             ctx.run_for(5ms);
-            for (int fd; (fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0; ++taken_back) fillers.push_back(fd);
+            taken_back += fill();
         }
     };
     late_client c;
