@@ -6,7 +6,7 @@
 //   p50_us=.. p99_us=.. p999_us=.. errors=..
 //
 //   echo_load --url ws://127.0.0.1:9001/ [--name NAME] [--connections N] [--depth D]
-//             [--size BYTES] [--text | --binary | --json] [--deflate [--browser]] [--seconds S]
+//             [--size BYTES] [--text | --binary | --json] [--deflate [--browser [--replay]]] [--seconds S]
 //             [--warmup S] [--server-pid PID]
 //
 // A wss:// URL runs the same over TLS, without verifying the server's certificate (the driver's
@@ -27,6 +27,17 @@
 // against a window that keeps moving. Each message is stamped, so no two are alike. The line
 // then says deflate=browser. It costs the generator a compression per message, which is why
 // the driver reports load_cpu beside the server's.
+// --replay (with --browser, ws:// only) sends the same bytes without compressing each time: at
+// the start it compresses one connection's sequence of `replay_cycle` stamped messages as a
+// browser would (one deflate stream, context takeover, corows' client settings), and every
+// connection sends that sequence in turn, masked afresh, again and again. A message compressed
+// with takeover refers only to the messages before it in its cycle, so replaying the cycle
+// after its own end is still a valid stream (checked at the start by inflating two cycles).
+// The server inflates exactly what fresh compression would have sent, while the generator
+// spends no compression per message: on two cores that is the difference between a server
+// that is driven to saturation and one that waits for the generator. A server that imposes
+// client_no_context_takeover gets the same messages compressed one by one. The line then says
+// deflate=replay.
 // The line ends with load_cpu= (this process's CPU time over the measured window, as a
 // fraction of one core) and, with --server-pid, server_cpu= (the same for that process):
 // whichever is near 1.0 is the bottleneck.
@@ -42,6 +53,10 @@
 #include "../load_common.hpp"
 
 #include <corows/prepared_message.hpp>
+#include <corows/protocol/deflate_stream.hpp>
+#include <corows/protocol/frame.hpp>
+#include <corows/protocol/inflate_stream.hpp>
+#include <corows/protocol/mask.hpp>
 #include <corows/protocol/url.hpp>
 #include <corows/websocket.hpp>
 
@@ -54,6 +69,7 @@
 #include <asio/signal_set.hpp>
 #include <asio/steady_timer.hpp>
 #include <asio/use_awaitable.hpp>
+#include <asio/write.hpp>
 #ifdef COROWS_HAS_TLS
 #include <corows/tls_stream.hpp>
 #endif
@@ -71,6 +87,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -95,6 +112,7 @@ struct settings {
     payload_kind kind = payload_kind::binary;
     bool deflate = false;
     bool browser = false; // with deflate: compress each message, context takeover
+    bool replay = false;  // with browser: send one precompressed cycle of such messages
     double seconds = 5;
     double warmup = 1;
     bool hold = false;
@@ -116,6 +134,7 @@ settings parse_args(int argc, char** argv) {
         else if (arg == "--json") s.kind = payload_kind::json;
         else if (arg == "--deflate") s.deflate = true;
         else if (arg == "--browser") s.browser = true;
+        else if (arg == "--replay") s.replay = true;
         else if (arg == "--seconds") s.seconds = a.number(0.01, 1e6);
         else if (arg == "--warmup") s.warmup = a.number(0, 1e6);
         else if (arg == "--hold") s.hold = true;
@@ -124,6 +143,8 @@ settings parse_args(int argc, char** argv) {
         else throw std::invalid_argument("unknown argument " + std::string(arg));
     }
     if (s.browser && !s.deflate) throw std::invalid_argument("--browser needs --deflate");
+    if (s.replay && !s.browser) throw std::invalid_argument("--replay needs --browser");
+    if (s.replay && s.hold) throw std::invalid_argument("--replay measures; it does not --hold");
     return s;
 }
 
@@ -221,6 +242,45 @@ void stamp(std::vector<std::uint8_t>& p, std::size_t offset, std::uint64_t seq) 
     for (std::size_t i = 0; i < n; ++i) p[offset + n - 1 - i] = static_cast<std::uint8_t>(hex[(seq >> (4 * i)) & 15]);
 }
 
+// ---------------------------------------------------------------- --replay
+
+// Messages in one replayed cycle: 512 KiB of 1 KiB JSON, many 32 KiB windows' worth.
+constexpr std::size_t replay_cycle = 512;
+
+// One connection's cycle of messages as a client compressing with `params` sends them.
+struct replay_set {
+    corows::deflate_params params;
+    std::vector<std::vector<std::uint8_t>> plain;      // message k of the cycle
+    std::vector<std::vector<std::uint8_t>> compressed; // its payload on the wire (RSV1 set)
+};
+
+// Compresses the cycle as corows' client would with `params`, and checks that two turns of it
+// inflate back to the same messages; throws if not.
+replay_set make_replay(const std::vector<std::vector<std::uint8_t>>& pool, payload_kind kind,
+                       const corows::deflate_params& params) {
+    replay_set r{params, {}, {}};
+    corows::deflate_stream deflater(params.client_max_window_bits, params.client_no_context_takeover);
+    for (std::size_t k = 0; k < replay_cycle; ++k) {
+        auto p = pool[(k * 7) % pool.size()];
+        stamp(p, stamp_offset(kind), k);
+        std::error_code ec;
+        auto out = deflater.compress(p, ec);
+        if (ec) throw std::runtime_error("--replay: cannot compress: " + ec.message());
+        r.compressed.emplace_back(out.begin(), out.end());
+        r.plain.push_back(std::move(p));
+    }
+    corows::inflate_stream inflater(params.client_max_window_bits, params.client_no_context_takeover);
+    corows::byte_buffer out;
+    for (std::size_t k = 0; k < 2 * replay_cycle; ++k) {
+        out.clear();
+        const auto& want = r.plain[k % replay_cycle];
+        if (inflater.write(r.compressed[k % replay_cycle], out, SIZE_MAX) || inflater.finish(out, SIZE_MAX) ||
+            !std::equal(out.data().begin(), out.data().end(), want.begin(), want.end()))
+            throw std::runtime_error("--replay: the replayed cycle does not inflate to what was compressed");
+    }
+    return r;
+}
+
 // ---------------------------------------------------------------- the run
 
 struct run_state {
@@ -230,6 +290,8 @@ struct run_state {
     std::vector<std::vector<std::uint8_t>> pool; // payload templates
     // With --deflate (measuring, not holding): pool[i] prepared, compressed once each.
     std::vector<std::shared_ptr<const corows::prepared_message>> prepared;
+    // With --replay: a cycle for each way the servers let clients compress.
+    std::vector<std::unique_ptr<replay_set>> replays;
     histogram latency;
     bool measuring = false;
     bool stopping = false;
@@ -252,22 +314,32 @@ struct run_state {
     }
 };
 
+// The cycle for a connection that agreed to `params`, made on first use.
+const replay_set& replay_for(run_state& st, const corows::deflate_params& params) {
+    for (const auto& r : st.replays)
+        if (r->params == params) return *r;
+    st.replays.push_back(std::make_unique<replay_set>(make_replay(st.pool, st.cfg.kind, params)));
+    return *st.replays.back();
+}
+
 // One slot per message in flight: what was sent and when.
 struct in_flight {
-    std::size_t tpl = 0;              // the template it came from
-    std::vector<std::uint8_t> bytes;  // the stamped copy sent (not for prepared messages)
+    std::size_t tpl = 0;              // the template it came from (with --replay: the cycle's message)
+    std::vector<std::uint8_t> bytes;  // the stamped copy sent (not for prepared or replayed messages)
     clock_type::time_point sent;
     // The bytes the echo must match.
-    const std::vector<std::uint8_t>& expected(const run_state& st) const {
+    const std::vector<std::uint8_t>& expected(const run_state& st, const replay_set* replay) const {
+        if (replay) return replay->plain[tpl];
         return st.prepared.empty() ? bytes : st.pool[tpl];
     }
 };
 
 // Fills `slot` with the next message. A plain function, not a coroutine: the load generator
 // must cost less per message than the servers it measures.
-void prepare_one(run_state& st, in_flight& slot, std::size_t conn, std::uint64_t seq, clock_type::time_point now) {
-    slot.tpl = (conn * 7 + seq) % st.pool.size();
-    if (st.prepared.empty()) {
+void prepare_one(run_state& st, in_flight& slot, std::size_t conn, std::uint64_t seq, clock_type::time_point now,
+                 const replay_set* replay) {
+    slot.tpl = replay ? seq % replay_cycle : (conn * 7 + seq) % st.pool.size();
+    if (st.prepared.empty() && !replay) {
         const auto& tpl = st.pool[slot.tpl];
         slot.bytes.assign(tpl.begin(), tpl.end());
         stamp(slot.bytes, stamp_offset(st.cfg.kind), seq);
@@ -282,11 +354,33 @@ asio::awaitable<void> send_one(run_state& st, WS& ws, const in_flight& slot, cor
     return ws.write_prepared(st.prepared[slot.tpl]);
 }
 
+// Sends the cycle's message slot.tpl as one masked frame straight to the socket, through
+// `frame` (the connection's, reused). The websocket's own writer is idle meanwhile: while it
+// measures, the generator sends nothing else.
+asio::awaitable<void> send_replayed(ws_t& ws, const replay_set& r, const in_flight& slot, corows::message_kind kind,
+                                    std::vector<std::uint8_t>& frame, xorshift& rng) {
+    const auto& payload = r.compressed[slot.tpl];
+    corows::frame_header h;
+    h.payload_length = payload.size();
+    h.op = kind == corows::message_kind::binary ? corows::opcode::binary : corows::opcode::text;
+    h.rsv1 = true;
+    h.masked = true;
+    auto bits = rng.next();
+    std::memcpy(h.key.data(), &bits, h.key.size());
+    frame.resize(corows::max_frame_header_size + payload.size());
+    std::size_t n = corows::encode_frame_header(h, std::span<std::uint8_t, corows::max_frame_header_size>(
+                                                       frame.data(), corows::max_frame_header_size));
+    std::memcpy(frame.data() + n, payload.data(), payload.size());
+    frame.resize(n + payload.size());
+    corows::apply_mask(std::span<std::uint8_t>(frame).subspan(n), h.key);
+    co_await asio::async_write(ws.next_layer(), asio::buffer(frame), asio::use_awaitable);
+}
+
 // Checks an echo against what was sent; false (and an error counted) if it differs.
-bool verify(run_state& st, const corows::message& m, const in_flight& slot) {
+bool verify(run_state& st, const corows::message& m, const in_flight& slot, const replay_set* replay) {
     bool kind_ok = m.is_text() == (st.cfg.kind != payload_kind::binary);
     auto got = m.data();
-    const auto& sent = slot.expected(st);
+    const auto& sent = slot.expected(st, replay);
     if (kind_ok && got.size() == sent.size() && std::equal(got.begin(), got.end(), sent.begin()))
         return true;
     std::string what = "echo differs from what was sent (got ";
@@ -340,16 +434,31 @@ asio::awaitable<void> connection(run_state& st, std::size_t id, bool& settled) {
     ++st.settled;
     settled = true;
 
+    const auto kind = st.cfg.kind == payload_kind::binary ? corows::message_kind::binary : corows::message_kind::text;
     std::size_t depth = st.cfg.hold ? 1 : st.cfg.depth;
+    const replay_set* replay = nullptr;
+    std::vector<std::uint8_t> frame;
+    xorshift mask_rng{0x2545f4914f6cdd1dULL + id};
+    if constexpr (std::is_same_v<WS, ws_t>) {
+        if (st.cfg.replay) {
+            if (!ws.deflate()) co_return; // reported above
+            replay = &replay_for(st, *ws.deflate());
+        }
+    }
+    // Sends what prepare_one() put in `slot`.
+    auto send = [&](const in_flight& slot) -> asio::awaitable<void> {
+        if constexpr (std::is_same_v<WS, ws_t>)
+            if (replay) return send_replayed(ws, *replay, slot, kind, frame, mask_rng);
+        return send_one(st, ws, slot, kind);
+    };
     std::vector<in_flight> ring(depth);
     std::uint64_t next_seq = 0, next_echo = 0;
     corows::message m;
-    const auto kind = st.cfg.kind == payload_kind::binary ? corows::message_kind::binary : corows::message_kind::text;
     bool holding = st.cfg.hold;
     std::size_t to_send = holding ? st.cfg.rounds : SIZE_MAX;
     while (next_seq < depth && next_seq < to_send) {
-        prepare_one(st, ring[next_seq % depth], id, next_seq, clock_type::now());
-        co_await send_one(st, ws, ring[next_seq % depth], kind);
+        prepare_one(st, ring[next_seq % depth], id, next_seq, clock_type::now(), replay);
+        co_await send(ring[next_seq % depth]);
         ++next_seq;
     }
     if (holding && st.cfg.rounds == 0) {
@@ -368,7 +477,7 @@ asio::awaitable<void> connection(run_state& st, std::size_t id, bool& settled) {
         }
         const in_flight& slot = ring[next_echo % depth];
         auto now = clock_type::now();
-        if (!verify(st, m, slot)) break;
+        if (!verify(st, m, slot, replay)) break;
         ++next_echo;
         if (st.measuring && !st.stopping) {
             ++st.received;
@@ -385,8 +494,8 @@ asio::awaitable<void> connection(run_state& st, std::size_t id, bool& settled) {
         }
         // The echo's arrival time doubles as the next message's send time (one clock read per
         // message; it counts the check above, tens of nanoseconds, into that latency).
-        prepare_one(st, ring[next_seq % depth], id, next_seq, now);
-        co_await send_one(st, ws, ring[next_seq % depth], kind);
+        prepare_one(st, ring[next_seq % depth], id, next_seq, now, replay);
+        co_await send(ring[next_seq % depth]);
         ++next_seq;
     }
     if (ws.is_open() && st.stopping) {
@@ -487,7 +596,7 @@ asio::awaitable<void> measure(run_state& st) {
                   "bench=echo server=%s size=%zu conns=%zu depth=%zu deflate=%s tls=%d msgs_per_s=%.0f mb_per_s=%.2f "
                   "p50_us=%.1f p99_us=%.1f p999_us=%.1f errors=%llu load_cpu=%.2f",
                   st.cfg.name.c_str(), st.cfg.size, st.cfg.connections, st.cfg.depth,
-                  st.cfg.browser ? "browser" : st.cfg.deflate ? "1" : "0", st.target.secure ? 1 : 0, rate,
+                  st.cfg.replay ? "replay" : st.cfg.browser ? "browser" : st.cfg.deflate ? "1" : "0", st.target.secure ? 1 : 0, rate,
                   rate * static_cast<double>(st.cfg.size) / 1e6, st.latency.quantile(0.5) / 1e3,
                   st.latency.quantile(0.99) / 1e3, st.latency.quantile(0.999) / 1e3,
                   static_cast<unsigned long long>(st.errors), load_cpu);
@@ -518,6 +627,8 @@ int main(int argc, char** argv) {
         asio::io_context ctx(1);
         run_state st(cfg, ctx.get_executor());
         st.target = corows::parse_url(cfg.url);
+        if (cfg.replay && st.target.secure)
+            throw std::invalid_argument("--replay writes frames to the socket itself: ws:// only");
         if (st.target.secure) {
 #ifdef COROWS_HAS_TLS
             // The benchmark's servers use a throwaway self-signed certificate on loopback;

@@ -8,7 +8,9 @@
 Each server runs pinned to core 0 and the load generator (echo_load) to core 1. For every
 server it measures the matrix of loads (payload 32 B, 1 KiB, 16 KiB x connections/in-flight
 1x1, 1x64, 64x8, 1000x1, deflate off; 1 KiB JSON with permessage-deflate at 64x8, as prepared
-messages without context takeover and browser-like, each compressed with context takeover;
+messages without context takeover and browser-like, each compressed with context takeover,
+and browser-like replayed: the same bytes, compressed once per cycle and sent again, so that
+the generator's own compression does not decide how hard a server is driven (echo_load --replay);
 32 B and 1 KiB at 64x8 over TLS, wss), then the server's memory per connection: VmRSS growth
 over N idle connections, over N connections with compression after messages flowed, and over N
 idle wss connections. The wss points use a throwaway self-signed certificate (ECDSA P-256)
@@ -65,22 +67,25 @@ DEFLATE_ONLY = ("uws-dedicated",)
 class Point:
     """One load: what echo_load is asked to do."""
 
-    def __init__(self, size, conns, depth, deflate=False, json=False, browser=False, tls=False):
+    def __init__(self, size, conns, depth, deflate=False, json=False, browser=False, tls=False, replay=False):
         self.size, self.conns, self.depth, self.deflate, self.json = size, conns, depth, deflate, json
         # browser: the client compresses every message with context takeover, as browsers do
         self.browser = browser
+        # replay (with browser): the same stream of bytes, compressed once and sent in turn
+        self.replay = replay
         self.tls = tls  # wss://
 
     def key(self):
-        return (self.size, self.conns, self.depth, self.deflate, self.browser, self.tls)
+        return (self.size, self.conns, self.depth, self.deflate, self.browser, self.replay, self.tls)
 
     def deflate_field(self):
         """What echo_load's line says in deflate=."""
-        return "browser" if self.browser else str(int(self.deflate))
+        return "replay" if self.replay else "browser" if self.browser else str(int(self.deflate))
 
     def label(self):
         size = f"{self.size // 1024} KiB" if self.size >= 1024 else f"{self.size} B"
-        what = (f"{size} JSON, deflate" + (" (browser-like)" if self.browser else "")) if self.deflate else size
+        mode = " (browser-like, replayed)" if self.replay else " (browser-like)" if self.browser else ""
+        what = f"{size} JSON, deflate{mode}" if self.deflate else size
         return ("wss " if self.tls else "") + f"{what}, {self.conns} x {self.depth}"
 
     def args(self):
@@ -90,6 +95,8 @@ class Point:
             a.append("--deflate")
         if self.browser:
             a.append("--browser")
+        if self.replay:
+            a.append("--replay")
         return a
 
 
@@ -97,6 +104,7 @@ def matrix():
     points = [Point(s, c, d) for s in SIZES for (c, d) in LOADS]
     points.append(Point(1024, 64, 8, deflate=True, json=True))
     points.append(Point(1024, 64, 8, deflate=True, json=True, browser=True))
+    points.append(Point(1024, 64, 8, deflate=True, json=True, browser=True, replay=True))
     points += [Point(s, 64, 8, tls=True) for s in (32, 1024)]
     return points
 

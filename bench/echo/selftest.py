@@ -40,6 +40,10 @@ def main():
     # --browser: each message compressed afresh with context takeover, stamped.
     browser = json_deflate + ["--browser"]
     cases += [("none", browser), ("flip", browser), ("swap", browser), ("drop", browser)]
+    # --replay: one compressed cycle of 512 stamped messages, sent again and again; the server
+    # (corows, keeping the client's window) must inflate every turn of it.
+    replay = browser + ["--replay"]
+    cases += [("none", replay), ("flip", replay), ("swap", replay), ("drop", replay)]
     for fault, extra in cases:
         r, err = run(load, faulty, fault, extra)
         name = f"{fault} {' '.join(extra)}"
