@@ -356,7 +356,8 @@ asio::awaitable<void> send_one(run_state& st, WS& ws, const in_flight& slot, cor
 
 // Sends the cycle's message slot.tpl as one masked frame straight to the socket, through
 // `frame` (the connection's, reused). The websocket's own writer is idle meanwhile: while it
-// measures, the generator sends nothing else.
+// measures, the generator sends nothing else, and the echo servers send no pings to answer
+// (a pong from the writer could otherwise land inside a frame that took two writes).
 asio::awaitable<void> send_replayed(ws_t& ws, const replay_set& r, const in_flight& slot, corows::message_kind kind,
                                     std::vector<std::uint8_t>& frame, xorshift& rng) {
     const auto& payload = r.compressed[slot.tpl];
