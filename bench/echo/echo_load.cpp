@@ -54,9 +54,8 @@
 
 #include <corows/prepared_message.hpp>
 #include <corows/protocol/deflate_stream.hpp>
-#include <corows/protocol/frame.hpp>
 #include <corows/protocol/inflate_stream.hpp>
-#include <corows/protocol/mask.hpp>
+#include <corows/protocol/message_writer.hpp>
 #include <corows/protocol/url.hpp>
 #include <corows/websocket.hpp>
 
@@ -354,27 +353,17 @@ asio::awaitable<void> send_one(run_state& st, WS& ws, const in_flight& slot, cor
     return ws.write_prepared(st.prepared[slot.tpl]);
 }
 
-// Sends the cycle's message slot.tpl as one masked frame straight to the socket, through
-// `frame` (the connection's, reused). The websocket's own writer is idle meanwhile: while it
-// measures, the generator sends nothing else, and the echo servers send no pings to answer
-// (a pong from the writer could otherwise land inside a frame that took two writes).
+// Sends the cycle's message slot.tpl as one masked frame straight to the socket, framed by
+// `writer` (a client's: a fresh mask key per frame) into `frame` (the connection's, reused).
+// The websocket's own writer is idle meanwhile: while it measures, the generator sends nothing
+// else, and the echo servers send no pings to answer (a pong from the writer could otherwise
+// land inside a frame that took two writes).
 asio::awaitable<void> send_replayed(ws_t& ws, const replay_set& r, const in_flight& slot, corows::message_kind kind,
-                                    std::vector<std::uint8_t>& frame, xorshift& rng) {
-    const auto& payload = r.compressed[slot.tpl];
-    corows::frame_header h;
-    h.payload_length = payload.size();
-    h.op = kind == corows::message_kind::binary ? corows::opcode::binary : corows::opcode::text;
-    h.rsv1 = true;
-    h.masked = true;
-    auto bits = rng.next();
-    std::memcpy(h.key.data(), &bits, h.key.size());
-    frame.resize(corows::max_frame_header_size + payload.size());
-    std::size_t n = corows::encode_frame_header(h, std::span<std::uint8_t, corows::max_frame_header_size>(
-                                                       frame.data(), corows::max_frame_header_size));
-    std::memcpy(frame.data() + n, payload.data(), payload.size());
-    frame.resize(n + payload.size());
-    corows::apply_mask(std::span<std::uint8_t>(frame).subspan(n), h.key);
-    co_await asio::async_write(ws.next_layer(), asio::buffer(frame), asio::use_awaitable);
+                                    corows::message_writer& writer, corows::byte_buffer& frame) {
+    frame.clear();
+    writer.append_frame(frame, corows::data_opcode(kind), true, true, r.compressed[slot.tpl]);
+    co_await asio::async_write(ws.next_layer(), asio::buffer(frame.data().data(), frame.size()),
+                               asio::use_awaitable);
 }
 
 // Checks an echo against what was sent; false (and an error counted) if it differs.
@@ -438,8 +427,8 @@ asio::awaitable<void> connection(run_state& st, std::size_t id, bool& settled) {
     const auto kind = st.cfg.kind == payload_kind::binary ? corows::message_kind::binary : corows::message_kind::text;
     std::size_t depth = st.cfg.hold ? 1 : st.cfg.depth;
     const replay_set* replay = nullptr;
-    std::vector<std::uint8_t> frame;
-    xorshift mask_rng{0x2545f4914f6cdd1dULL + id};
+    corows::message_writer writer(corows::writer_config{corows::role::client});
+    corows::byte_buffer frame;
     if constexpr (std::is_same_v<WS, ws_t>) {
         if (st.cfg.replay) {
             if (!ws.deflate()) co_return; // reported above
@@ -449,7 +438,7 @@ asio::awaitable<void> connection(run_state& st, std::size_t id, bool& settled) {
     // Sends what prepare_one() put in `slot`.
     auto send = [&](const in_flight& slot) -> asio::awaitable<void> {
         if constexpr (std::is_same_v<WS, ws_t>)
-            if (replay) return send_replayed(ws, *replay, slot, kind, frame, mask_rng);
+            if (replay) return send_replayed(ws, *replay, slot, kind, writer, frame);
         return send_one(st, ws, slot, kind);
     };
     std::vector<in_flight> ring(depth);
