@@ -1,7 +1,9 @@
 #include <corows/detail/tls13_records.hpp>
 
+#include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/params.h>
 #include <openssl/hmac.h>
 #include <openssl/ssl.h>
 
@@ -123,6 +125,29 @@ void tls13_records::nonce(const direction& d, std::uint8_t* out) noexcept {
     for (std::size_t i = 0; i < 8; ++i) out[d.iv.size() - 1 - i] ^= static_cast<std::uint8_t>(d.seq >> (8 * i));
 }
 
+bool tls13_records::restart(direction& d, std::uint8_t* iv, std::uint8_t* tag) noexcept {
+    if (suite_ == tls13_suite::chacha20_poly1305_sha256) {
+        // Its provider reads "tlsivfixed" as TLS 1.2's fixed nonce part, not a whole nonce.
+        const int encrypt = tag ? 0 : 1;
+        return EVP_CipherInit_ex(d.ctx, nullptr, nullptr, nullptr, iv, encrypt) == 1 &&
+               (!tag || EVP_CIPHER_CTX_ctrl(d.ctx, EVP_CTRL_AEAD_SET_TAG, tag_size, tag) == 1);
+    }
+    // A re-init asks the provider for the IV's length through its parameter lookup on every
+    // record; the GCM provider takes a whole nonce as "tlsivfixed" of length -1 (what
+    // EVP_CTRL_AEAD_SET_IV_FIXED with -1 sends), and the tag in the same call.
+    OSSL_PARAM params[3] = {
+        OSSL_PARAM_construct_octet_string(OSSL_CIPHER_PARAM_AEAD_TLS1_IV_FIXED, iv, static_cast<std::size_t>(-1)),
+        OSSL_PARAM_END, OSSL_PARAM_END};
+    if (tag) params[1] = OSSL_PARAM_construct_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG, tag, tag_size);
+    return EVP_CIPHER_CTX_set_params(d.ctx, params) == 1;
+}
+
+bool tls13_records::take_tag(direction& d, std::uint8_t* tag) noexcept {
+    OSSL_PARAM params[2] = {OSSL_PARAM_construct_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG, tag, tag_size),
+                            OSSL_PARAM_END};
+    return EVP_CIPHER_CTX_get_params(d.ctx, params) == 1;
+}
+
 bool tls13_records::seal(std::span<const std::uint8_t> data, tls_content type, std::vector<std::uint8_t>& out) {
     do {
         const std::size_t n = std::min(data.size(), max_plaintext);
@@ -140,12 +165,11 @@ bool tls13_records::seal(std::span<const std::uint8_t> data, tls_content type, s
         const auto inner_type = static_cast<std::uint8_t>(type);
         int len = 0;
         int tail = 0;
-        if (write_.seq == UINT64_MAX || EVP_EncryptInit_ex(write_.ctx, nullptr, nullptr, nullptr, iv.data()) != 1 ||
+        if (write_.seq == UINT64_MAX || !restart(write_, iv.data(), nullptr) ||
             EVP_EncryptUpdate(write_.ctx, nullptr, &len, rec, 5) != 1 ||
             (n > 0 && EVP_EncryptUpdate(write_.ctx, rec + 5, &len, data.data(), static_cast<int>(n)) != 1) ||
             EVP_EncryptUpdate(write_.ctx, rec + 5 + n, &tail, &inner_type, 1) != 1 ||
-            EVP_EncryptFinal_ex(write_.ctx, rec + 5 + n + 1, &len) != 1 ||
-            EVP_CIPHER_CTX_ctrl(write_.ctx, EVP_CTRL_AEAD_GET_TAG, tag_size, rec + 5 + n + 1) != 1) {
+            EVP_EncryptFinal_ex(write_.ctx, rec + 5 + n + 1, &len) != 1 || !take_tag(write_, rec + 5 + n + 1)) {
             out.resize(at);
             return false;
         }
@@ -189,10 +213,9 @@ tls13_opened tls13_records::open(std::span<const std::uint8_t> in, std::span<std
     int len = 0;
     std::array<std::uint8_t, tag_size> tag{};
     std::memcpy(tag.data(), in.data() + 5 + sealed, tag_size);
-    if (read_.seq == UINT64_MAX || EVP_DecryptInit_ex(read_.ctx, nullptr, nullptr, nullptr, iv.data()) != 1 ||
+    if (read_.seq == UINT64_MAX || !restart(read_, iv.data(), tag.data()) ||
         EVP_DecryptUpdate(read_.ctx, nullptr, &len, in.data(), 5) != 1 ||
         EVP_DecryptUpdate(read_.ctx, out.data(), &len, in.data() + 5, static_cast<int>(sealed)) != 1 ||
-        EVP_CIPHER_CTX_ctrl(read_.ctx, EVP_CTRL_AEAD_SET_TAG, tag_size, tag.data()) != 1 ||
         EVP_DecryptFinal_ex(read_.ctx, out.data() + sealed, &len) != 1)
         return failed(SSL_R_DECRYPTION_FAILED_OR_BAD_RECORD_MAC, SSL_AD_BAD_RECORD_MAC);
     ++read_.seq;

@@ -91,6 +91,10 @@ private:
     bool key(direction& d, bool encrypt);
     bool update(direction& d, bool encrypt);
     static void nonce(const direction& d, std::uint8_t* out) noexcept;
+    /// Starts d's next record under nonce `iv`; to open, with the record's `tag`.
+    bool restart(direction& d, std::uint8_t* iv, std::uint8_t* tag) noexcept;
+    /// Writes the tag of the record d just sealed to `tag`.
+    static bool take_tag(direction& d, std::uint8_t* tag) noexcept;
 
     tls13_suite suite_;
     direction read_;
