@@ -59,8 +59,9 @@ public:
 
     /// Asks the stream to free OpenSSL's connection (the SSL object with its session, about
     /// 11 KiB) once the handshake is done and OpenSSL holds no unread bytes, and to protect the
-    /// records itself from then on, with OpenSSL's ciphers: for a server's TLS 1.3 connections
-    /// with AES-GCM or ChaCha20-Poly1305. Anything else stays in OpenSSL. basic_server asks
+    /// records itself from then on, with OpenSSL's ciphers: for TLS 1.3 connections with
+    /// AES-GCM or ChaCha20-Poly1305, a client's only if asked before its handshake (it then
+    /// skips the server's session tickets). Anything else stays in OpenSSL. basic_server asks
     /// this of every connection once its WebSocket handshake is done, unless keep_openssl()
     /// was called; a run_raw() handler calls it itself when it is done with native_handle().
     void release_openssl() noexcept {
@@ -82,7 +83,7 @@ public:
     /// Runs the TLS handshake as `type`; completes with error_code.
     template <class Token>
     auto async_handshake(handshake_type type, Token&& token) {
-        engine_->set_server(type == server);
+        engine_->set_server(type == server, release_wanted_);
         return asio::async_compose<Token, void(error_code)>(handshake_op{this}, token, sock_);
     }
 

@@ -126,16 +126,17 @@ void tls_engine::release_buffers() noexcept {
 
 tls_engine::~tls_engine() { SSL_free(ssl_); }
 
-void tls_engine::set_server(bool server) noexcept {
+void tls_engine::set_server(bool server, bool client_may_detach) noexcept {
     if (server) SSL_set_accept_state(ssl_);
     else SSL_set_connect_state(ssl_);
-    if (server && detach_possible_ && !detach_) {
+    client_ = !server;
+    if ((server || client_may_detach) && detach_possible_ && !detach_) {
         try {
             detach_ = std::make_unique<detach_state>();
         } catch (...) {
             detach_possible_ = false;
         }
-    } else if (!server) {
+    } else if (!server && !client_may_detach) {
         detach_possible_ = false;
         detach_.reset();
     }
@@ -205,6 +206,8 @@ bool tls_engine::detach_openssl() noexcept {
     if (SSL_version(ssl_) != TLS1_3_VERSION || d.client_secret.size != secret_size ||
         d.server_secret.size != secret_size)
         return give_up();
+    const tls13_secret& read_secret = client_ ? d.server_secret : d.client_secret;
+    const tls13_secret& write_secret = client_ ? d.client_secret : d.server_secret;
     const std::uint64_t reads = d.in.count - d.in_at_done;
     const std::uint64_t writes = d.out.count - d.out_at_done;
     try {
@@ -213,14 +216,14 @@ bool tls_engine::detach_openssl() noexcept {
         // rather than break it.
         std::vector<std::uint8_t> scratch(tls13_records::max_ciphertext);
         if (writes > 0) {
-            auto check = tls13_records::make(suite, d.server_secret, d.server_secret, writes - 1, 0);
+            auto check = tls13_records::make(suite, write_secret, write_secret, writes - 1, 0);
             if (!check) return give_up();
             // Tickets are handshake records too; only a KeyUpdate would change the key.
             auto r = check->open(bytes(d.out.last), scratch);
             if (r.st != tls13_opened::status::record || (r.type == tls_content::handshake && scratch[0] == 24))
                 return give_up();
         }
-        auto records = tls13_records::make(suite, d.client_secret, d.server_secret, reads > 0 ? reads - 1 : 0, writes);
+        auto records = tls13_records::make(suite, read_secret, write_secret, reads > 0 ? reads - 1 : 0, writes);
         if (!records) return give_up();
         if (reads > 0) {
             auto r = records->open(bytes(d.in.last), scratch);
@@ -261,6 +264,9 @@ tls_status tls_engine::handshake() noexcept {
     if (detach_ && !detach_->handshake_done) {
         detach_->handshake_done = true;
         detach_->in_at_done = detach_->in.count;
+        // A server's last step may write tickets under the new keys; a client's ends with its
+        // Finished, under the old.
+        if (client_) detach_->out_at_done = detach_->out.count;
     }
     return tls_status::done;
 }
@@ -349,6 +355,9 @@ tls_status tls_engine::read_records(std::span<std::uint8_t> out, std::size_t& n)
         }
         if (r.st == tls13_opened::status::failed) return fail(r.reason, r.alert);
         consume_input(r.consumed);
+        // RFC 8446 §5.1: nothing comes between the records of one handshake message.
+        if (ticket_left_ > 0 && r.type != tls_content::handshake)
+            return fail(SSL_R_UNEXPECTED_RECORD, SSL_AD_UNEXPECTED_MESSAGE);
         const std::span<const std::uint8_t> content(to.data(), r.plaintext);
         if (r.type == tls_content::application_data && r.plaintext > 0) {
             records_without_data_ = 0;
@@ -387,16 +396,32 @@ tls_status tls_engine::read_records(std::span<std::uint8_t> out, std::size_t& n)
 }
 
 tls_status tls_engine::handshake_record(std::span<const std::uint8_t> content) noexcept {
-    // After the handshake a client may send only KeyUpdate (RFC 8446 §4.6.3). A message may
-    // not span records here: the one legal message is 5 bytes, and it ends its record.
-    if (content.size() < 4) return fail(SSL_R_BAD_HANDSHAKE_LENGTH, SSL_AD_DECODE_ERROR);
-    const std::size_t length = static_cast<std::size_t>(content[1]) << 16 | content[2] << 8 | content[3];
-    if (content[0] != 24) return fail(SSL_R_UNEXPECTED_MESSAGE, SSL_AD_UNEXPECTED_MESSAGE);
-    if (length != 1 || content.size() != 5) return fail(SSL_R_BAD_KEY_UPDATE, SSL_AD_DECODE_ERROR);
-    if (content[4] > 1) return fail(SSL_R_BAD_KEY_UPDATE, SSL_AD_ILLEGAL_PARAMETER);
-    if (!records_->update_read_key()) return fail(ERR_R_INTERNAL_ERROR, SSL_AD_INTERNAL_ERROR);
-    // Answered once, before our next record, however many requests came meanwhile.
-    if (content[4] == 1) key_update_owed_ = true;
+    // After the handshake a client may send only KeyUpdate (RFC 8446 §4.6.3); a server also
+    // NewSessionTicket (§4.6.1), which a client outside OpenSSL cannot use and skips, even
+    // where it shares a record or runs on into the next. KeyUpdate ends its record (§5.1).
+    if (content.empty()) return fail(SSL_R_BAD_HANDSHAKE_LENGTH, SSL_AD_DECODE_ERROR);
+    while (!content.empty()) {
+        if (ticket_left_ > 0) {
+            const std::size_t n = std::min<std::size_t>(ticket_left_, content.size());
+            ticket_left_ -= static_cast<std::uint32_t>(n);
+            content = content.subspan(n);
+            continue;
+        }
+        if (content.size() < 4) return fail(SSL_R_BAD_HANDSHAKE_LENGTH, SSL_AD_DECODE_ERROR);
+        const std::uint32_t length = static_cast<std::uint32_t>(content[1]) << 16 | content[2] << 8 | content[3];
+        if (content[0] == 4 && client_) {
+            ticket_left_ = length;
+            content = content.subspan(4);
+            continue;
+        }
+        if (content[0] != 24) return fail(SSL_R_UNEXPECTED_MESSAGE, SSL_AD_UNEXPECTED_MESSAGE);
+        if (length != 1 || content.size() != 5) return fail(SSL_R_BAD_KEY_UPDATE, SSL_AD_DECODE_ERROR);
+        if (content[4] > 1) return fail(SSL_R_BAD_KEY_UPDATE, SSL_AD_ILLEGAL_PARAMETER);
+        if (!records_->update_read_key()) return fail(ERR_R_INTERNAL_ERROR, SSL_AD_INTERNAL_ERROR);
+        // Answered once, before our next record, however many requests came meanwhile.
+        if (content[4] == 1) key_update_owed_ = true;
+        break;
+    }
     return tls_status::done;
 }
 

@@ -1,10 +1,11 @@
-// A server's TLS connection after release_openssl() (tls_engine over tls13_records) reading
-// what a peer holding the keys sends: records of any content type and content, key updates,
-// and raw bytes between them, lent in pieces of any size and read into any room. Whatever
-// comes, the engine returns only application data the peer sealed, in order, and holds at
-// most a couple of records.
+// A TLS connection after release_openssl() (tls_engine over tls13_records), a server's or a
+// client's (which skips session tickets), reading what a peer holding the keys sends: records
+// of any content type and content, key updates, and raw bytes between them, lent in pieces of
+// any size and read into any room. Whatever comes, the engine returns only application data
+// the peer sealed, in order, and holds at most a couple of records.
 //
-// Input: byte 0 sets the piece size, byte 1 the read room; then repeated [op][length][bytes]:
+// Input: byte 0 sets the piece size, byte 1 the read room and (its low bit) the client's side;
+// then repeated [op][length][bytes]:
 // op % 4 is application data, alert, handshake content (a KeyUpdate rekeys the peer), or
 // unsealed bytes.
 #include <corows/detail/tls13_records.hpp>
@@ -39,7 +40,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::size_t room = 1 + data[1] * 131u;
     const auto suite = corows::detail::tls13_suite::aes_256_gcm_sha384;
     auto peer = tls13_records::make(suite, secret(2), secret(1), 0, 0);
-    corows::detail::tls_engine engine(tls13_records::make(suite, secret(1), secret(2), 0, 0));
+    corows::detail::tls_engine engine(tls13_records::make(suite, secret(1), secret(2), 0, 0), (data[1] & 1) != 0);
     if (!peer) std::abort();
 
     std::vector<std::uint8_t> wire;

@@ -166,33 +166,50 @@ BOOST_AUTO_TEST_CASE(server_role_against_asio_ssl_moves_every_size_both_ways) {
 }
 
 BOOST_AUTO_TEST_CASE(client_role_verifies_the_server_and_moves_every_size) {
-    loop l;
-    auto sctx = server_context(loopback_cert());
-    auto cctx = client_context(loopback_cert());
-    cctx.set_verify_mode(asio::ssl::verify_peer);
-    corows::test::event served;
-    std::unique_ptr<asio_tls> server;
-    l.spawn("server", [&]() -> asio::awaitable<void> {
-        server = std::make_unique<asio_tls>(co_await l.acceptor().async_accept(asio::use_awaitable), sctx);
-        co_await server->async_handshake(asio_tls::server, asio::use_awaitable);
-        served.set();
-    });
-    l.spawn("client", [&]() -> asio::awaitable<void> {
-        corows::tls_stream c(l.ctx().get_executor(), cctx);
-        SSL_set_tlsext_host_name(c.native_handle(), "localhost");
-        co_await c.next_layer().async_connect(l.endpoint(), asio::use_awaitable);
-        co_await c.async_handshake(corows::tls_stream::client, asio::use_awaitable);
-        BOOST_TEST(SSL_get_verify_result(c.native_handle()) == X509_V_OK);
-        co_await served.wait();
-        co_await exchange(c, *server, 3000);
-        // close_notify from us reads as end of stream over there.
-        co_await c.async_shutdown(asio::use_awaitable);
-        std::array<char, 16> buf;
-        corows::error_code ec;
-        co_await server->async_read_some(asio::buffer(buf), asio::redirect_error(asio::use_awaitable, ec));
-        BOOST_TEST((ec == asio::error::eof), ec.message());
-    });
-    l.run(60s);
+    for (bool release : {false, true}) {
+        BOOST_TEST_CONTEXT("OpenSSL released " << release) {
+            loop l;
+            auto sctx = server_context(loopback_cert());
+            auto cctx = client_context(loopback_cert());
+            cctx.set_verify_mode(asio::ssl::verify_peer);
+            corows::test::event served;
+            std::unique_ptr<asio_tls> server;
+            l.spawn("server", [&]() -> asio::awaitable<void> {
+                server = std::make_unique<asio_tls>(co_await l.acceptor().async_accept(asio::use_awaitable), sctx);
+                co_await server->async_handshake(asio_tls::server, asio::use_awaitable);
+                served.set();
+            });
+            l.spawn("client", [&]() -> asio::awaitable<void> {
+                corows::tls_stream c(l.ctx().get_executor(), cctx);
+                SSL_set_tlsext_host_name(c.native_handle(), "localhost");
+                if (release) c.release_openssl(); // before the handshake, as a client must
+                co_await c.next_layer().async_connect(l.endpoint(), asio::use_awaitable);
+                co_await c.async_handshake(corows::tls_stream::client, asio::use_awaitable);
+                BOOST_TEST(SSL_get_verify_result(c.native_handle()) == X509_V_OK);
+                if (release) {
+                    // The server's session tickets come before or after this: skipped either way.
+                    c.release_openssl();
+                    BOOST_TEST(c.openssl_released());
+                }
+                co_await served.wait();
+                co_await exchange(c, *server, 3000);
+                if (release) {
+                    // The server rekeys (and asks us to), then only rekeys.
+                    BOOST_TEST(SSL_key_update(server->native_handle(), SSL_KEY_UPDATE_REQUESTED) == 1);
+                    co_await exchange(c, *server, 3000);
+                    BOOST_TEST(SSL_key_update(server->native_handle(), SSL_KEY_UPDATE_NOT_REQUESTED) == 1);
+                    co_await exchange(c, *server, 3000);
+                }
+                // close_notify from us reads as end of stream over there.
+                co_await c.async_shutdown(asio::use_awaitable);
+                std::array<char, 16> buf;
+                corows::error_code ec;
+                co_await server->async_read_some(asio::buffer(buf), asio::redirect_error(asio::use_awaitable, ec));
+                BOOST_TEST((ec == asio::error::eof), ec.message());
+            });
+            l.run(60s);
+        }
+    }
 }
 
 BOOST_AUTO_TEST_CASE(an_untrusted_server_fails_the_client_handshake_with_openssls_reason) {

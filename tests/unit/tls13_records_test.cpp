@@ -73,6 +73,10 @@ std::vector<std::uint8_t> noise(std::size_t n, std::uint32_t seed) {
     return v;
 }
 
+std::span<const std::uint8_t> as_span(std::string_view s) {
+    return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
+}
+
 std::vector<std::uint8_t> seal(records_t& r, std::span<const std::uint8_t> data,
                                tls_content type = tls_content::application_data) {
     std::vector<std::uint8_t> out;
@@ -326,6 +330,77 @@ BOOST_AUTO_TEST_CASE(a_requested_key_update_is_answered_once_before_the_next_rec
     BOOST_REQUIRE((second.st == status::record));
     BOOST_TEST(std::string(room.begin(), room.begin() + 5) == "reply");
     BOOST_TEST(first.consumed + second.consumed == out.size()); // one KeyUpdate for three requests
+}
+
+/// A NewSessionTicket handshake message (RFC 8446 §4.6.1) with a `body` bytes long body.
+std::vector<std::uint8_t> ticket(std::size_t body) {
+    std::vector<std::uint8_t> m{4, static_cast<std::uint8_t>(body >> 16), static_cast<std::uint8_t>(body >> 8),
+                                static_cast<std::uint8_t>(body)};
+    for (std::size_t i = 0; i < body; ++i) m.push_back(static_cast<std::uint8_t>(i));
+    return m;
+}
+
+/// An engine on `client`'s side that reads what e.a writes.
+std::unique_ptr<tls_engine> reader_of(bool client) {
+    return std::make_unique<tls_engine>(
+        records_t::make(tls13_suite::aes_256_gcm_sha384, secret(100, 48), secret(1, 48), 0, 0), client);
+}
+
+BOOST_AUTO_TEST_CASE(a_client_skips_session_tickets_that_share_a_record_or_span_records) {
+    ends e;
+    std::vector<std::uint8_t> wire;
+    const auto add = [&](std::span<const std::uint8_t> content, tls_content type) {
+        auto r = seal(*e.a, content, type);
+        wire.insert(wire.end(), r.begin(), r.end());
+    };
+    auto two = ticket(40);
+    auto second = ticket(7);
+    two.insert(two.end(), second.begin(), second.end());
+    add(two, tls_content::handshake);
+    const auto long_one = ticket(300);
+    const auto third = std::span(long_one).first(100);
+    const auto rest = std::span(long_one).subspan(100);
+    add(third, tls_content::handshake);
+    add(rest.first(150), tls_content::handshake);
+    add(rest.subspan(150), tls_content::handshake);
+    add(as_span("after"), tls_content::application_data);
+    for (std::size_t piece : {std::size_t{1}, std::size_t{7}, wire.size()}) {
+        BOOST_TEST_CONTEXT("lent " << piece << " bytes at a time") {
+            auto client = reader_of(true);
+            auto [got, st] = drain(*client, wire, piece, 64);
+            BOOST_TEST(got == "after");
+            BOOST_TEST((st == tls_status::need_input));
+        }
+    }
+    // A server takes no ticket from its client.
+    auto server = reader_of(false);
+    auto [got, st] = drain(*server, wire, wire.size(), 64);
+    BOOST_TEST(got.empty());
+    BOOST_TEST((st == tls_status::failed));
+    BOOST_TEST(reason_of(*server) == SSL_R_UNEXPECTED_MESSAGE);
+}
+
+BOOST_AUTO_TEST_CASE(a_record_of_another_type_inside_a_ticket_and_an_empty_handshake_record_are_refused) {
+    {
+        ends e;
+        const auto partial = ticket(100);
+        auto head = seal(*e.a, std::span(partial).first(30), tls_content::handshake);
+        auto data = seal(*e.a, as_span("data"), tls_content::application_data);
+        head.insert(head.end(), data.begin(), data.end());
+        auto client = reader_of(true);
+        auto [got, st] = drain(*client, head, head.size(), 64);
+        BOOST_TEST(got.empty());
+        BOOST_TEST((st == tls_status::failed));
+        BOOST_TEST(reason_of(*client) == SSL_R_UNEXPECTED_RECORD);
+    }
+    for (bool client_side : {true, false}) {
+        ends e;
+        auto empty = seal(*e.a, std::span<const std::uint8_t>(), tls_content::handshake);
+        auto eng = reader_of(client_side);
+        auto [got, st] = drain(*eng, empty, empty.size(), 64);
+        BOOST_TEST((st == tls_status::failed));
+        BOOST_TEST(reason_of(*eng) == SSL_R_BAD_HANDSHAKE_LENGTH);
+    }
 }
 
 BOOST_AUTO_TEST_CASE(a_failed_record_queues_its_alert_and_nothing_is_written_after_it) {

@@ -32,17 +32,19 @@ public:
     /// std::runtime_error if OpenSSL cannot make one.
     explicit tls_engine(ssl_ctx_st* ctx);
     /// An engine that starts where detach_openssl() leaves one: no SSL object, the records
-    /// protected by `records` (for tests and fuzzing of that state).
-    explicit tls_engine(std::unique_ptr<tls13_records> records) noexcept
-        : records_(std::move(records)), detach_possible_(false) {}
+    /// protected by `records`, on the client's side with `client` (for tests and fuzzing of
+    /// that state).
+    explicit tls_engine(std::unique_ptr<tls13_records> records, bool client = false) noexcept
+        : records_(std::move(records)), detach_possible_(false), client_(client) {}
     ~tls_engine();
     tls_engine(const tls_engine&) = delete;
     tls_engine& operator=(const tls_engine&) = delete;
 
-    /// Sets the side this engine takes in the handshake; before the first handshake() call.
-    void set_server(bool server) noexcept;
-    /// Once a server's TLS 1.3 handshake (AES-GCM or ChaCha20-Poly1305) is done and OpenSSL
-    /// holds no unread bytes, moves the records to tls13_records and frees the SSL object
+    /// Sets the side this engine takes in the handshake; before the first handshake() call. A
+    /// client follows its records for detach_openssl() only with `client_may_detach`.
+    void set_server(bool server, bool client_may_detach = false) noexcept;
+    /// Once a TLS 1.3 handshake (AES-GCM or ChaCha20-Poly1305) is done and OpenSSL holds no
+    /// unread bytes, moves the records to tls13_records and frees the SSL object
     /// (native_handle() is null afterwards); true if the records are (now) outside OpenSSL.
     /// False leaves everything as it was: try again later, or for ever under OpenSSL.
     bool detach_openssl() noexcept;
@@ -118,7 +120,7 @@ private:
         record_tracker in;               // records OpenSSL read
         record_tracker out;              // records OpenSSL wrote
         std::uint64_t in_at_done = 0;    // in.count when the handshake finished
-        std::uint64_t out_at_done = 0;   // out.count when the step that finished it began
+        std::uint64_t out_at_done = 0;   // out.count when the last handshake record was written
         bool handshake_done = false;
         ~detach_state();
     };
@@ -143,6 +145,8 @@ private:
     bool peer_closed_ = false;
     bool sent_close_ = false;
     bool broken_ = false;
+    bool client_ = false;
+    std::uint32_t ticket_left_ = 0;        // bytes of a NewSessionTicket still to skip
     std::span<const std::uint8_t> loan_;   // ciphertext lent for the current call
     std::vector<std::uint8_t> in_;         // ciphertext left over from a loan
     std::size_t in_pos_ = 0;               // how much of in_ OpenSSL has read
