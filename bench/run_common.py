@@ -80,6 +80,45 @@ class ServerProcess:
         self.log.close()
 
 
+def cap_cpu(pid, name, share):
+    """Puts process `pid`, every thread of it, in a cgroup of its own that may use `share` of
+    one core (a CFS quota over 10 ms periods); returns a function that removes the cgroup.
+    RuntimeError where no cgroup CPU controller can be written (not root, no cgroupfs)."""
+    period = 10000
+    quota = max(1000, int(share * period))
+    v1 = "/sys/fs/cgroup/cpu"
+    if os.path.isfile(os.path.join(v1, "cgroup.procs")):
+        d = os.path.join(v1, f"bench-{name}-{pid}")
+        files = (("cpu.cfs_period_us", str(period)), ("cpu.cfs_quota_us", str(quota)))
+    else:
+        # cgroup v2: the root must hand the cpu controller down first.
+        try:
+            with open("/sys/fs/cgroup/cgroup.subtree_control", "w") as f:
+                f.write("+cpu")
+        except OSError as e:
+            raise RuntimeError(f"no writable cgroup CPU controller: {e}")
+        d = f"/sys/fs/cgroup/bench-{name}-{pid}"
+        files = (("cpu.max", f"{quota} {period}"),)
+    try:
+        os.makedirs(d, exist_ok=True)
+        for f, v in files:
+            with open(os.path.join(d, f), "w") as out:
+                out.write(v)
+        with open(os.path.join(d, "cgroup.procs"), "w") as out:
+            out.write(str(pid))
+    except OSError as e:
+        raise RuntimeError(f"cannot cap {name}'s CPU with a cgroup: {e}")
+
+    def remove():
+        for _ in range(50):  # the cgroup empties once the process has gone
+            try:
+                os.rmdir(d)
+                return
+            except OSError:
+                time.sleep(0.1)
+    return remove
+
+
 def parse_line(line):
     """The key=value fields of a load generator's line, as a dict of strings."""
     out = {}

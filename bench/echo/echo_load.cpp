@@ -390,6 +390,7 @@ asio::awaitable<ws_t> open_ws(run_state&, asio::ip::tcp::socket sock, const coro
 asio::awaitable<wss_t> open_ws(run_state& st, asio::ip::tcp::socket sock, const corows::options& o, wss_t*) {
     sock.set_option(asio::ip::tcp::no_delay(true));
     corows::tls_stream s(std::move(sock), *st.tls);
+    s.release_openssl(); // records outside OpenSSL, as the servers' are: a cheaper generator
     co_await s.async_handshake(corows::tls_stream::client, asio::use_awaitable);
     co_return wss_t(std::move(s), o);
 }

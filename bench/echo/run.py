@@ -37,7 +37,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.dirname(HERE))  # bench/, for run_common
 sys.dont_write_bytecode = True  # no __pycache__ in the tree
-from run_common import Ports, ServerProcess, fmt_rate, fmt_ratio, machine, parse_line  # noqa: E402
+from run_common import Ports, ServerProcess, cap_cpu, fmt_rate, fmt_ratio, machine, parse_line  # noqa: E402
 
 SIZES = [32, 1024, 16384]
 LOADS = [(1, 1), (1, 64), (64, 8), (1000, 1)]  # (connections, messages in flight on each)
@@ -172,6 +172,11 @@ def unavailable(name, build):
 free_port = Ports(19100).free
 
 
+# --server-share F: each server may use F of its core (a cgroup quota), so that the server, not
+# the load generator, is what runs out of CPU, and CPU per echo measures each server's capacity.
+SHARE = [None]
+
+
 class Server(ServerProcess):
     def __init__(self, name, build, deflate, tls=False):
         port = free_port()
@@ -179,7 +184,20 @@ class Server(ServerProcess):
         cmd = server_commands(build)[name](port, deflate) + (tls_files(build) if tls else [])
         self.tls = tls
         super().__init__(name, cmd, port, cwd=HERE, cpu=SERVER_CPU, wait=15)
+        self.uncap = None
+        if SHARE[0]:
+            try:
+                self.uncap = cap_cpu(self.proc.pid, name, SHARE[0])
+            except RuntimeError:
+                super().stop()
+                raise
         time.sleep(0.2)  # let the probe connection's teardown pass before measuring
+
+    def stop(self):
+        super().stop()
+        if self.uncap:
+            self.uncap()
+            self.uncap = None
 
     def url(self):
         return f"{'wss' if self.tls else 'ws'}://127.0.0.1:{self.port}/"
@@ -327,7 +345,10 @@ def write_markdown(path, servers, points, results, memory, args, skipped, comman
     L.append(f"Measured {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC on {machine()}: "
              f"server pinned to core {SERVER_CPU}, load generator (bench/echo/echo_load, corows' client) to core "
              f"{LOAD_CPU}, the best of {args.visits} interleaved visits of {args.seconds} s per point (after "
-             f"{args.warmup} s of warm-up each). Command: `{command}`. "
+             f"{args.warmup} s of warm-up each)"
+             + (f", each server capped at {args.server_share:g} of its core by a cgroup quota, so that the "
+                f"server and not the load generator runs out of CPU" if args.server_share else "")
+             + f". Command: `{command}`. "
              f"Load average before the run: {args.load_before:.2f}" + (" (a busy machine: noisy figures)."
                                                                       if args.load_before > 0.5 else "."))
     L.append("")
@@ -395,8 +416,9 @@ def cpu_per_echo(results, server, point):
 
 def load_bound(r):
     """True when the load generator, not the server, used up its core: the figure is a floor."""
+    full = 0.9 * (SHARE[0] or 1.0)  # a capped server is saturated at its share
     try:
-        return float(r.get("load_cpu", 0)) >= 0.9 and float(r.get("server_cpu", 1)) < 0.9
+        return float(r.get("load_cpu", 0)) >= 0.9 and float(r.get("server_cpu", 1)) < full
     except ValueError:
         return False
 
@@ -465,7 +487,14 @@ def main():
     ap.add_argument("--out", default=HERE, help="where results.md and results.svg go")
     ap.add_argument("--baseline", default=None,
                     help="build directory of an earlier corows: adds servers baseline and baseline-events")
+    ap.add_argument("--server-share", type=float, default=None,
+                    help="each server may use this fraction of its core (a cgroup CPU quota; needs root), so "
+                         "that servers faster than the load generator are measured at their own limit")
     args = ap.parse_args()
+    if args.server_share is not None:
+        if not 0.05 <= args.server_share < 1:
+            sys.exit("--server-share takes a fraction of a core between 0.05 and 1")
+        SHARE[0] = args.server_share
     if args.baseline:
         BASELINE[0] = os.path.abspath(args.baseline)
         if "--servers" not in sys.argv:
