@@ -130,15 +130,14 @@ void tls_engine::set_server(bool server, bool client_may_detach) noexcept {
     if (server) SSL_set_accept_state(ssl_);
     else SSL_set_connect_state(ssl_);
     client_ = !server;
-    if ((server || client_may_detach) && detach_possible_ && !detach_) {
+    if (!server && !client_may_detach) {
+        forgo_detach();
+    } else if (detach_possible_ && !detach_) {
         try {
             detach_ = std::make_unique<detach_state>();
         } catch (...) {
             detach_possible_ = false;
         }
-    } else if (!server && !client_may_detach) {
-        detach_possible_ = false;
-        detach_.reset();
     }
 }
 
