@@ -15,35 +15,52 @@ namespace {
 
 constexpr unsigned max_code_bits = 15;
 
-// The longest a dynamic block header can be: 3 + 14 + 19 x 3 bits, then 286 + 30 code
-// lengths of at most 7 + 7 bits each.
-constexpr std::size_t max_header_bytes = (3 + 14 + 19 * 3 + (286 + 30) * 14 + 7) / 8;
-
-// Reads a copy of the stream's first bytes, zero-padded so that a 64-bit load never leaves it;
-// whether the header stayed within the stream is checked once, at the end.
+// Reads the stream from its first bit, 56 or more bits at a time. Past the end it reads zeros;
+// whether the header stayed within the stream is checked where it ends.
 class bit_reader {
 public:
-    explicit bit_reader(std::span<const std::uint8_t> s) noexcept : limit_(std::min(s.size(), max_header_bytes) * 8) {
-        std::memcpy(buf_.data(), s.data(), limit_ / 8);
-    }
+    explicit bit_reader(std::span<const std::uint8_t> s) noexcept
+        : begin_(s.data()), next_(s.data()), end_(s.data() + s.size()) {}
 
-    /// The next `n` (<= 32) bits without consuming them, first bit lowest.
-    std::uint32_t peek(unsigned n) const noexcept {
-        std::uint64_t w;
-        std::memcpy(&w, buf_.data() + std::min(pos_ / 8, max_header_bytes), 8);
-        if constexpr (std::endian::native == std::endian::big) w = byteswap(w);
-        return static_cast<std::uint32_t>((w >> (pos_ % 8)) & ((std::uint64_t{1} << n) - 1));
+    /// Makes at least 56 bits available to peek() and skip().
+    void refill() noexcept {
+        if (end_ - next_ >= 8) {
+            std::uint64_t w;
+            std::memcpy(&w, next_, 8);
+            if constexpr (std::endian::native == std::endian::big) w = byteswap(w);
+            bits_ |= w << held_;
+            next_ += (63 - held_) / 8;
+            held_ |= 56;
+            return;
+        }
+        for (; held_ <= 56; held_ += 8) {
+            if (next_ != end_)
+                bits_ |= std::uint64_t{*next_++} << held_;
+            else
+                ++beyond_;
+        }
     }
-    void skip(unsigned n) noexcept { pos_ += n; }
+    /// The next `n` (< 32) held bits, first bit lowest.
+    std::uint32_t peek(unsigned n) const noexcept {
+        return static_cast<std::uint32_t>(bits_ & ((std::uint64_t{1} << n) - 1));
+    }
+    void skip(unsigned n) noexcept {
+        bits_ >>= n;
+        held_ -= n;
+    }
     /// `n` bits as a number, first bit lowest.
     unsigned field(unsigned n) noexcept {
         const unsigned v = peek(n);
         skip(n);
         return v;
     }
-    /// True while nothing was read past the stream (or past the longest header).
-    bool ok() const noexcept { return pos_ <= limit_; }
-    std::size_t position() const noexcept { return pos_; }
+    unsigned held() const noexcept { return held_; }
+    /// How many bits have been consumed.
+    std::size_t position() const noexcept {
+        return static_cast<std::size_t>(next_ - begin_ + static_cast<std::ptrdiff_t>(beyond_)) * 8 - held_;
+    }
+    /// True while nothing was read past the stream.
+    bool ok() const noexcept { return position() <= static_cast<std::size_t>(end_ - begin_) * 8; }
 
 private:
     static std::uint64_t byteswap(std::uint64_t v) noexcept {
@@ -52,12 +69,25 @@ private:
         return r;
     }
 
-    std::array<std::uint8_t, max_header_bytes + 16> buf_{};
-    std::size_t limit_;
-    std::size_t pos_ = 0;
+    const std::uint8_t* begin_;
+    const std::uint8_t* next_;
+    const std::uint8_t* end_;
+    std::size_t beyond_ = 0; // zero bytes read past the end
+    std::uint64_t bits_ = 0;
+    unsigned held_ = 0;
 };
 
-// The code-length code as a table indexed by the next 7 stream bits: symbol and length.
+// What a code-length symbol says (RFC 1951 §3.2.7): 0-15 a length once; 16 the previous
+// length 3-6 times; 17 and 18 zero 3-10 and 11-138 times; the count's base and extra bits.
+struct code_length_symbol {
+    std::uint8_t symbol;
+    std::uint8_t code_bits;  // 0: no code of the code-length code reads this way
+    std::uint8_t extra_bits; // after the code
+    std::uint8_t base;       // how many times, before the extra bits are added
+};
+
+// The code-length code as a table indexed by the next `bits_` stream bits (the longest code's
+// length, at most 7).
 class code_length_code {
 public:
     /// False for lengths that over-subscribe the code.
@@ -66,56 +96,105 @@ public:
         for (auto l : lengths) ++count[l];
         count[0] = 0;
         int left = 1;
+        bits_ = 0;
         for (unsigned len = 1; len <= 7; ++len) {
             left = left * 2 - static_cast<int>(count[len]);
             if (left < 0) return false;
+            if (count[len] != 0) bits_ = len;
         }
+        const unsigned size = 1u << bits_;
+        // An incomplete code leaves entries that no symbol fills.
+        if (left != 0) std::fill_n(table_.begin(), size, code_length_symbol{0, 0, 0, 0});
         std::array<unsigned, 8> next{};
         unsigned c = 0;
         for (unsigned len = 1; len <= 7; ++len) {
             c = (c + count[len - 1]) << 1;
             next[len] = c;
         }
-        table_.fill(entry{0, 0}); // length 0: no such code
+        static constexpr std::uint8_t extra[3] = {2, 3, 7}, base[3] = {3, 3, 11};
         for (unsigned sym = 0; sym < 19; ++sym) {
             const unsigned len = lengths[sym];
             if (len == 0) continue;
-            const unsigned code = next[len]++;
-            unsigned reversed = 0; // stream order: the code's first bit is read first
-            for (unsigned i = 0; i < len; ++i) reversed |= ((code >> i) & 1u) << (len - 1 - i);
-            for (unsigned fill = reversed; fill < 128; fill += 1u << len)
-                table_[fill] = entry{static_cast<std::uint8_t>(sym), static_cast<std::uint8_t>(len)};
+            // Stream order: the code's first bit is read first.
+            const unsigned reversed = reversed7[next[len]++] >> (7 - len);
+            const code_length_symbol e{static_cast<std::uint8_t>(sym), static_cast<std::uint8_t>(len),
+                                       sym < 16 ? std::uint8_t{0} : extra[sym - 16],
+                                       sym < 16 ? std::uint8_t{1} : base[sym - 16]};
+            for (unsigned fill = reversed; fill < size; fill += 1u << len) table_[fill] = e;
         }
         return true;
     }
-    /// The next symbol, or -1 for a code the lengths do not define.
-    int decode(bit_reader& in) const noexcept {
-        const entry e = table_[in.peek(7)];
-        if (e.length == 0) return -1;
-        in.skip(e.length);
-        return e.symbol;
-    }
+    /// The entry for the code at the front of `in` (which holds at least 7 bits).
+    code_length_symbol lookup(const bit_reader& in) const noexcept { return table_[in.peek(bits_)]; }
 
 private:
-    struct entry {
-        std::uint8_t symbol;
-        std::uint8_t length;
-    };
-    std::array<entry, 128> table_{};
+    static constexpr std::array<std::uint8_t, 128> reversed7 = [] {
+        std::array<std::uint8_t, 128> r{};
+        for (unsigned v = 0; v < 128; ++v)
+            for (unsigned b = 0; b < 7; ++b)
+                if ((v >> b) & 1u) r[v] = static_cast<std::uint8_t>(r[v] | (1u << (6 - b)));
+        return r;
+    }();
+    std::array<code_length_symbol, 128> table_;
+    unsigned bits_ = 0;
 };
 
-// The code of symbol 256 (most significant bit first, as it goes into the stream) and its
-// length under canonical literal/length `lengths` (RFC 1951 §3.2.2); length 0 if it has none.
-void end_of_block_code(std::span<const std::uint8_t> lengths, unsigned& code, unsigned& bits) {
-    std::array<unsigned, max_code_bits + 1> count{}, before{}; // before: among symbols < 256
-    for (std::size_t s = 0; s < 256; ++s) ++before[lengths[s]];
-    for (std::size_t s = 256; s < lengths.size(); ++s) ++count[lengths[s]];
-    for (unsigned len = 0; len <= max_code_bits; ++len) count[len] += before[len];
-    count[0] = 0;
-    bits = lengths[256];
+// Reads a dynamic block's code lengths and finds the code of symbol 256 (most significant bit
+// first, as it goes into the stream) and its length (RFC 1951 §3.2.2): false if the header
+// does not parse or 256 has no code. The lengths themselves are not kept: a canonical code
+// needs only how many literal/length symbols have each length, and how many of those come
+// before 256, so the loop keeps one running count and copies it as it passes 256 and HLIT.
+bool dynamic_end_of_block_code(bit_reader& in, unsigned& code, unsigned& bits) noexcept {
+    in.refill();
+    const unsigned hlit = in.field(5) + 257, hdist = in.field(5) + 1, hclen = in.field(4) + 4;
+    if (hlit > 286 || hdist > 30) return false;
+    static constexpr std::array<std::uint8_t, 19> order{16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15};
+    std::array<std::uint8_t, 19> cl_lengths{};
+    for (unsigned i = 0; i < hclen; ++i) {
+        if (in.held() < 3) in.refill();
+        cl_lengths[order[i]] = static_cast<std::uint8_t>(in.field(3));
+    }
+    code_length_code cl;
+    if (!cl.build(cl_lengths)) return false;
+    // Index 16 stands for "no previous length", which symbol 16 may not repeat.
+    std::array<unsigned, max_code_bits + 2> count{}, before{}, literal{};
+    unsigned eob_bits = 0, previous = max_code_bits + 1;
+    const unsigned total = hlit + hdist;
+    unsigned boundary = 256; // the next place where a copy of `count` is due
+    for (unsigned i = 0; i < total;) {
+        if (in.held() < 14) in.refill(); // a code of 7 bits and 7 extra bits at most
+        const code_length_symbol e = cl.lookup(in);
+        if (e.code_bits == 0) return false;
+        in.skip(e.code_bits);
+        unsigned value = e.symbol, stop = i + 1;
+        if (value > max_code_bits) { // a run
+            stop = i + e.base + in.field(e.extra_bits);
+            value = value == 16 ? previous : 0;
+            if (stop > total || value > max_code_bits) return false;
+        }
+        while (stop > boundary) [[unlikely]] { // twice a header
+            count[value] += boundary - i;
+            i = boundary;
+            if (boundary == 256) {
+                eob_bits = value;
+                before = count;
+                boundary = hlit;
+            } else {
+                literal = count;
+                boundary = total;
+            }
+        }
+        count[value] += stop - i;
+        previous = value;
+        i = stop;
+    }
+    if (!in.ok() || eob_bits == 0) return false;
+    literal[0] = 0;
     unsigned c = 0;
-    for (unsigned len = 1; len <= bits; ++len) c = (c + count[len - 1]) << 1;
-    code = c + before[bits];
+    for (unsigned len = 1; len <= eob_bits; ++len) c = (c + literal[len - 1]) << 1;
+    code = c + before[eob_bits];
+    bits = eob_bits;
+    return true;
 }
 
 } // namespace
@@ -123,43 +202,12 @@ void end_of_block_code(std::span<const std::uint8_t> lengths, unsigned& code, un
 std::uint8_t final_padding_candidates(std::span<const std::uint8_t> stream) noexcept {
     if (stream.empty()) return 0;
     bit_reader in(stream);
+    in.refill();
     const unsigned final_bit = in.field(1), type = in.field(2);
     if (final_bit != 1) return 0;
     unsigned eob_code = 0, eob_bits = 7; // fixed Huffman: 256 is 0000000
     if (type == 2) {
-        const unsigned hlit = in.field(5) + 257, hdist = in.field(5) + 1, hclen = in.field(4) + 4;
-        if (hlit > 286 || hdist > 30) return 0;
-        static constexpr std::array<std::uint8_t, 19> order{16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15};
-        std::array<std::uint8_t, 19> cl_lengths{};
-        for (unsigned i = 0; i < hclen; ++i) cl_lengths[order[i]] = static_cast<std::uint8_t>(in.field(3));
-        code_length_code cl;
-        if (!cl.build(cl_lengths)) return 0;
-        std::array<std::uint8_t, 286 + 30> lengths{};
-        const unsigned total = hlit + hdist;
-        for (unsigned i = 0; i < total;) {
-            const int sym = cl.decode(in);
-            if (sym < 0 || !in.ok()) return 0;
-            if (sym < 16) {
-                lengths[i++] = static_cast<std::uint8_t>(sym);
-                continue;
-            }
-            unsigned repeat;
-            std::uint8_t value = 0;
-            if (sym == 16) {
-                if (i == 0) return 0;
-                value = lengths[i - 1];
-                repeat = 3 + in.field(2);
-            } else if (sym == 17) {
-                repeat = 3 + in.field(3);
-            } else {
-                repeat = 11 + in.field(7);
-            }
-            if (i + repeat > total) return 0;
-            for (unsigned r = 0; r < repeat; ++r) lengths[i++] = value;
-        }
-        if (!in.ok()) return 0;
-        end_of_block_code(std::span(lengths).first(hlit), eob_code, eob_bits);
-        if (eob_bits == 0) return 0;
+        if (!dynamic_end_of_block_code(in, eob_code, eob_bits)) return 0;
     } else if (type != 1 || !in.ok()) {
         return 0;
     }

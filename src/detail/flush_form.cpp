@@ -81,10 +81,13 @@ private:
     bool rewrite_one_block(byte_buffer& data, std::span<std::uint8_t> out, std::size_t inflated_size) {
         static constexpr std::uint8_t zero[1] = {0};
         bool stored = (data.data()[0] & 6) == 0;
-        // The block header usually settles it: the padding candidates all fall on one side of 3.
-        const std::uint8_t candidates = stored ? 0 : final_padding_candidates(data.data());
+        // Padding bits are zeros at the top of the last byte: a one among its top three bits
+        // means fewer than three, without reading the block header.
+        const bool short_padding = (data.data().back() >> 5) != 0;
+        // Otherwise the block header usually settles it: the candidates all fall on one side of 3.
+        const std::uint8_t candidates = stored || short_padding ? 0 : final_padding_candidates(data.data());
         data.data()[0] &= 0xfe;
-        if (stored) {
+        if (stored || short_padding) {
             data.append(zero);
             return true;
         }

@@ -13,9 +13,9 @@ namespace corows::detail {
 /// inflate to exactly `inflated_size` bytes) and appends a zero byte when fewer than three
 /// padding bits follow its end-of-block code, so that 00 00 FF FF appended by the peer reads
 /// as an empty stored block. When the first block is the last (libdeflate's output for a
-/// message of a few KiB), its header tells the padding (final_padding_candidates()), or where
-/// it cannot, one trial inflate with libdeflate; otherwise zlib's Z_BLOCK finds the
-/// boundaries, and false means `data` is not such a stream.
+/// message of a few KiB), the last byte's top bits, else its header (final_padding_candidates())
+/// tell the padding, or where neither can, one trial inflate with libdeflate; otherwise zlib's
+/// Z_BLOCK finds the boundaries, and false means `data` is not such a stream.
 bool to_flush_form(byte_buffer& data, std::size_t inflated_size);
 
 } // namespace corows::detail
