@@ -156,8 +156,8 @@ bool dynamic_end_of_block_code(bit_reader& in, unsigned& code, unsigned& bits) n
     }
     code_length_code cl;
     if (!cl.build(cl_lengths)) return false;
-    // Index 16 stands for "no previous length", which symbol 16 may not repeat.
-    std::array<unsigned, max_code_bits + 2> count{}, before{}, literal{};
+    std::array<unsigned, max_code_bits + 1> count{}, before{}, literal{};
+    // Past every length until the first one is read: symbol 16 may not come first.
     unsigned eob_bits = 0, previous = max_code_bits + 1;
     const unsigned total = hlit + hdist;
     unsigned boundary = 256; // the next place where a copy of `count` is due
