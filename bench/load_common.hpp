@@ -115,23 +115,34 @@ inline double own_cpu_seconds() {
     return secs(u.ru_utime) + secs(u.ru_stime);
 }
 
+// CPU seconds used so far by a process, split as the kernel accounts them.
+struct cpu_seconds {
+    double user = -1;   ///< in the process's own code and its libraries
+    double system = -1; ///< in the kernel on its behalf (system calls, the network stack)
+    double total() const noexcept { return user < 0 || system < 0 ? -1 : user + system; }
+};
+
 // CPU seconds used so far by process `pid` (from /proc/PID/stat); negative if unknown.
-inline double process_cpu_seconds(long pid) {
-    if (pid <= 0) return -1;
+inline cpu_seconds process_cpu_times(long pid) {
+    if (pid <= 0) return {};
     std::FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
-    if (!f) return -1;
+    if (!f) return {};
     char buf[1024];
     std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
     std::fclose(f);
     buf[n] = 0;
     // Fields after the command name (which may hold spaces) start after the last ')'.
     const char* p = std::strrchr(buf, ')');
-    if (!p) return -1;
+    if (!p) return {};
     unsigned long long utime = 0, stime = 0;
     // state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime
-    if (std::sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2) return -1;
-    return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+    if (std::sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2) return {};
+    const auto tick = static_cast<double>(sysconf(_SC_CLK_TCK));
+    return {static_cast<double>(utime) / tick, static_cast<double>(stime) / tick};
 }
+
+// CPU seconds (user + system) used so far by process `pid`; negative if unknown.
+inline double process_cpu_seconds(long pid) { return process_cpu_times(pid).total(); }
 
 // Every connection is a file descriptor: take all the kernel allows.
 inline void raise_fd_limit() {

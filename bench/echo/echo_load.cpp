@@ -40,7 +40,8 @@
 // deflate=replay.
 // The line ends with load_cpu= (this process's CPU time over the measured window, as a
 // fraction of one core) and, with --server-pid, server_cpu= (the same for that process):
-// whichever is near 1.0 is the bottleneck.
+// whichever is near 1.0 is the bottleneck. server_sys= is the part of server_cpu spent in the
+// kernel (system calls, TCP), which no library change on the server's side reaches.
 //
 // Hold mode, for memory measurements of the server:
 //
@@ -567,12 +568,13 @@ asio::awaitable<void> measure(run_state& st) {
     st.received = 0;
     st.measuring = true;
     auto t0 = clock_type::now();
-    double cpu0 = own_cpu_seconds(), server0 = process_cpu_seconds(st.cfg.server_pid);
+    double cpu0 = own_cpu_seconds();
+    const cpu_seconds server0 = process_cpu_times(st.cfg.server_pid);
     co_await sleep_for(std::chrono::duration<double>(st.cfg.seconds));
     st.stopping = true;
     double secs = std::chrono::duration<double>(clock_type::now() - t0).count();
     double load_cpu = (own_cpu_seconds() - cpu0) / secs;
-    double server1 = process_cpu_seconds(st.cfg.server_pid);
+    const cpu_seconds server1 = process_cpu_times(st.cfg.server_pid);
     std::uint64_t msgs = st.received;
     // Drain what is in flight (verifying it) and close; give up on stragglers after a while.
     bool drained = co_await wait_until(st, [&] { return st.finished == st.cfg.connections; }, std::chrono::seconds(10));
@@ -592,8 +594,9 @@ asio::awaitable<void> measure(run_state& st) {
                   st.latency.quantile(0.99) / 1e3, st.latency.quantile(0.999) / 1e3,
                   static_cast<unsigned long long>(st.errors), load_cpu);
     std::cout << line;
-    if (server0 >= 0 && server1 >= 0) {
-        std::snprintf(line, sizeof line, " server_cpu=%.2f", (server1 - server0) / secs);
+    if (server0.total() >= 0 && server1.total() >= 0) {
+        std::snprintf(line, sizeof line, " server_cpu=%.2f server_sys=%.2f", (server1.total() - server0.total()) / secs,
+                      (server1.system - server0.system) / secs);
         std::cout << line;
     }
     std::cout << std::endl;

@@ -321,6 +321,16 @@ def write_throughput(L, ran, peers, points, results):
                 lambda s, p: cpu_per_echo(results, s, p),
                 lambda s, p, v: f"{v:.2f}" if v else "n/a",
                 lambda mine, theirs: fmt_ratio(min(theirs, default=None), mine))
+    L.append("### Of which in the kernel (µs per echo)")
+    L.append("")
+    L.append("The part of each server's CPU per echo that the kernel accounts as system time (system "
+             "calls, TCP, copies between the socket and the process): what no change inside a server "
+             "reaches, and what every server pays alike for the same calls.")
+    L.append("")
+    point_table(L, ran, [], points, "",
+                lambda s, p: cpu_per_echo(results, s, p, "server_sys"),
+                lambda s, p, v: f"{v:.2f}" if v is not None else "n/a",
+                None)
     L.append("## Latency with 1 connection x 1 in flight (µs, p50 / p99 / p99.9)")
     L.append("")
     L.append("| payload | " + " | ".join(PEER_NAMES[s] for s in ran) + " |")
@@ -404,12 +414,12 @@ def err_mark(results, server, point):
     return mark
 
 
-def cpu_per_echo(results, server, point):
-    """Microseconds of server CPU per echo at `point`, or None."""
+def cpu_per_echo(results, server, point, field="server_cpu"):
+    """Microseconds of server CPU (or of `field`, such as server_sys) per echo at `point`, or None."""
     r = results.get((server, point.key()))
     try:
         rate_ = float(r["msgs_per_s"]) if r else 0.0
-        return float(r["server_cpu"]) * 1e6 / rate_ if rate_ > 0 else None
+        return float(r[field]) * 1e6 / rate_ if rate_ > 0 else None
     except (KeyError, ValueError):
         return None
 

@@ -19,7 +19,7 @@ def run(load, faulty, fault, extra):
             return None, f"faulty_echo did not start: {line!r}"
         port = line.rsplit(":", 1)[1].strip()
         cmd = [load, "--url", f"ws://127.0.0.1:{port}/", "--name", f"faulty-{fault}", "--connections", "2",
-               "--depth", "4", "--seconds", "0.5", "--warmup", "0.1"] + extra
+               "--depth", "4", "--seconds", "0.5", "--warmup", "0.1", "--server-pid", str(server.pid)] + extra
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
         return r, None
     finally:
@@ -56,7 +56,9 @@ def main():
         errors = int(fields.get("errors", "-1"))
         rate = float(fields.get("msgs_per_s", "0"))
         if fault == "none":
-            ok = r.returncode == 0 and errors == 0 and rate > 0
+            # The server's CPU, and the kernel's part of it (each rounded to 0.01 of a core).
+            cpu, sys_ = float(fields.get("server_cpu", "-1")), float(fields.get("server_sys", "-1"))
+            ok = r.returncode == 0 and errors == 0 and rate > 0 and 0 < cpu and 0 <= sys_ <= cpu + 0.01
         else:
             ok = r.returncode == 1 and errors > 0
         print(f"{'ok  ' if ok else 'FAIL'} {name}: exit {r.returncode}, {line}")
