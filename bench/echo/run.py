@@ -28,6 +28,7 @@ import queue
 import resource
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import threading
@@ -286,7 +287,7 @@ def load_average():
 def point_table(L, ran, peers, points, ratio_title, value, cell, ratio):
     """A Markdown table, one row per point and one column per server, then corows' ratios:
     value(server, point) is the figure (or None), cell(server, point, figure) its text, and
-    ratio(our figure, the peers' figures) a last column for each of OURS that ran."""
+    ratio(our server, point, our figure, the peers' figures) a last column for each of OURS that ran."""
     ours = [s for s in OURS if s in ran] if peers else []
     head = "| load | " + " | ".join(PEER_NAMES[s] for s in ran)
     head += "".join(" | " + ratio_title.replace("corows", PEER_NAMES[s]) for s in ours)
@@ -296,12 +297,12 @@ def point_table(L, ran, peers, points, ratio_title, value, cell, ratio):
         values = {s: value(s, p) for s in ran}
         row = f"| {p.label()} | " + " | ".join(cell(s, p, values[s]) for s in ran)
         for s in ours:
-            row += " | " + ratio(values[s], [values[x] for x in peers if values[x]])
+            row += " | " + ratio(s, p, values[s], [values[x] for x in peers if values[x]])
         L.append(row + " |")
     L.append("")
 
 
-def write_throughput(L, ran, peers, points, results):
+def write_throughput(L, ran, peers, points, results, visits):
     L.append("## Echo round trips per second")
     L.append("")
     L.append("Payload, connections x messages in flight on each. Every echo is verified byte for byte. "
@@ -311,7 +312,7 @@ def write_throughput(L, ran, peers, points, results):
     point_table(L, ran, peers, points, "corows / best peer",
                 lambda s, p: rate(results, s, p),
                 lambda s, p, v: fmt_rate(v) + err_mark(results, s, p),
-                lambda mine, theirs: fmt_ratio(mine, max(theirs, default=None)))
+                lambda s, p, mine, theirs: fmt_ratio(mine, max(theirs, default=None)))
     L.append("## Server CPU per echo (µs, lower is better)")
     L.append("")
     L.append("The server's CPU time over the measured window divided by the echoes in it: how much "
@@ -320,7 +321,7 @@ def write_throughput(L, ran, peers, points, results):
     point_table(L, ran, peers, points, "best peer / corows",
                 lambda s, p: cpu_per_echo(results, s, p),
                 lambda s, p, v: f"{v:.2f}" if v else "n/a",
-                lambda mine, theirs: fmt_ratio(min(theirs, default=None), mine))
+                lambda s, p, mine, theirs: fmt_ratio(min(theirs, default=None), mine))
     L.append("### Of which in the kernel (µs per echo)")
     L.append("")
     L.append("The part of each server's CPU per echo that the kernel accounts as system time (system "
@@ -331,6 +332,17 @@ def write_throughput(L, ran, peers, points, results):
                 lambda s, p: cpu_per_echo(results, s, p, "server_sys"),
                 lambda s, p, v: f"{v:.2f}" if v is not None else "n/a",
                 None)
+    L.append("### Visit by visit (median of the visits)")
+    L.append("")
+    L.append("Each visit runs every server once, back to back, so the servers of one visit share the "
+             "machine's background load. The median of the visits' CPU per echo, and the median of "
+             "each visit's ratio (the visit's best peer against corows in that same visit): on a "
+             "noisy machine these say more than the best visits above.")
+    L.append("")
+    point_table(L, ran, peers, points, "best peer / corows",
+                lambda s, p: median_of(visits.get((s, p.key()), [])),
+                lambda s, p, v: f"{v:.2f}" if v else "n/a",
+                lambda s, p, mine, theirs: fmt_ratio(visit_ratio(visits, peers, s, p), 1))
     L.append("## Latency with 1 connection x 1 in flight (µs, p50 / p99 / p99.9)")
     L.append("")
     L.append("| payload | " + " | ".join(PEER_NAMES[s] for s in ran) + " |")
@@ -346,7 +358,7 @@ def write_throughput(L, ran, peers, points, results):
     L.append("")
 
 
-def write_markdown(path, servers, points, results, memory, args, skipped, command):
+def write_markdown(path, servers, points, results, memory, args, skipped, command, visits):
     ran = [s for s in servers if s not in skipped]
     peers = [s for s in ran if s not in OURS and s not in VARIANTS]
     L = []
@@ -367,7 +379,7 @@ def write_markdown(path, servers, points, results, memory, args, skipped, comman
     if skipped:
         L.append("")
     if results:
-        write_throughput(L, ran, peers, points, results)
+        write_throughput(L, ran, peers, points, results, visits)
     if memory:
         L.append("## Server memory per connection (KiB, VmRSS growth / connections)")
         L.append("")
@@ -414,14 +426,37 @@ def err_mark(results, server, point):
     return mark
 
 
-def cpu_per_echo(results, server, point, field="server_cpu"):
-    """Microseconds of server CPU (or of `field`, such as server_sys) per echo at `point`, or None."""
-    r = results.get((server, point.key()))
+def line_cpu(r, field="server_cpu"):
+    """Microseconds of server CPU (or of `field`, such as server_sys) per echo in one parsed
+    bench=echo line, or None."""
     try:
         rate_ = float(r["msgs_per_s"]) if r else 0.0
         return float(r[field]) * 1e6 / rate_ if rate_ > 0 else None
     except (KeyError, ValueError):
         return None
+
+
+def cpu_per_echo(results, server, point, field="server_cpu"):
+    """Microseconds of server CPU (or of `field`) per echo at `point` in its best visit, or None."""
+    return line_cpu(results.get((server, point.key())), field)
+
+
+def median_of(values):
+    """The median of the values that are not None, or None."""
+    known = [v for v in values if v is not None]
+    return statistics.median(known) if known else None
+
+
+def visit_ratio(visits, peers, mine, point):
+    """The median, over the visits where both ran cleanly, of the best peer's CPU per echo in
+    that visit divided by `mine`'s; None if no visit had both."""
+    ours = visits.get((mine, point.key()), [])
+    ratios = []
+    for i, c in enumerate(ours):
+        theirs = [v[i] for v in (visits.get((s, point.key())) for s in peers) if v and v[i] is not None]
+        if c and theirs:
+            ratios.append(min(theirs) / c)
+    return median_of(ratios)
 
 
 def load_bound(r):
@@ -548,6 +583,7 @@ def main():
     wanted = lambda label: not words or any(w in label for w in words)
     points = [p for p in matrix() if wanted(p.label())]
     results, memory = {}, {}
+    visits = {}  # (server, point key) -> CPU per echo of each visit, None where it failed
     ran = [s for s in servers if s not in skipped]
     # Every server of a mode runs at once (idle ones cost nothing) and each point visits them
     # all in turn, in an order that rotates: a change in the machine's background load then
@@ -573,6 +609,8 @@ def main():
                     turn = (i + visit) % len(names) if names else 0
                     for name in names[turn:] + names[:turn]:
                         r = run_point(load, running[name], p, args.seconds, args.warmup)
+                        clean = r and r.get("errors", "0") == "0"
+                        visits.setdefault((name, p.key()), [None] * args.visits)[visit] = line_cpu(r) if clean else None
                         best = results.get((name, p.key()))
                         # A visit with echo errors stays on record whatever its speed.
                         failed = lambda x: x.get("errors", "0") != "0"
@@ -637,7 +675,7 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     md = os.path.join(args.out, "results.md")
     svg = os.path.join(args.out, "results.svg")
-    write_markdown(md, servers, points, results, memory, args, skipped, command)
+    write_markdown(md, servers, points, results, memory, args, skipped, command, visits)
     if write_chart(svg, servers, points, results, skipped):
         print(f"wrote {md} and {svg}")
     else:
