@@ -122,7 +122,7 @@ struct cpu_seconds {
     double total() const noexcept { return user < 0 || system < 0 ? -1 : user + system; }
 };
 
-// CPU seconds used so far by process `pid` (from /proc/PID/stat); negative if unknown.
+// CPU seconds used so far by process `pid` (from /proc/PID/stat); both negative if unknown.
 inline cpu_seconds process_cpu_times(long pid) {
     if (pid <= 0) return {};
     std::FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");

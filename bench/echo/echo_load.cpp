@@ -41,7 +41,7 @@
 // The line ends with load_cpu= (this process's CPU time over the measured window, as a
 // fraction of one core) and, with --server-pid, server_cpu= (the same for that process):
 // whichever is near 1.0 is the bottleneck. server_sys= is the part of server_cpu spent in the
-// kernel (system calls, TCP), which no library change on the server's side reaches.
+// kernel (system calls, TCP), which a server changes only through the system calls it makes.
 //
 // Hold mode, for memory measurements of the server:
 //

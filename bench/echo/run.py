@@ -325,8 +325,8 @@ def write_throughput(L, ran, peers, points, results, visits):
     L.append("### Of which in the kernel (µs per echo)")
     L.append("")
     L.append("The part of each server's CPU per echo that the kernel accounts as system time (system "
-             "calls, TCP, copies between the socket and the process): what no change inside a server "
-             "reaches, and what every server pays alike for the same calls.")
+             "calls, TCP, copies between the socket and the process): a server changes it only through "
+             "the system calls it makes, and servers that make the same calls per batch pay about the same.")
     L.append("")
     point_table(L, ran, [], points, "",
                 lambda s, p: cpu_per_echo(results, s, p, "server_sys"),
