@@ -609,11 +609,11 @@ def main():
                     turn = (i + visit) % len(names) if names else 0
                     for name in names[turn:] + names[:turn]:
                         r = run_point(load, running[name], p, args.seconds, args.warmup)
-                        clean = r and r.get("errors", "0") == "0"
+                        failed = lambda x: x.get("errors", "0") != "0"
+                        clean = r and not failed(r)
                         visits.setdefault((name, p.key()), [None] * args.visits)[visit] = line_cpu(r) if clean else None
                         best = results.get((name, p.key()))
                         # A visit with echo errors stays on record whatever its speed.
-                        failed = lambda x: x.get("errors", "0") != "0"
                         if r and (not best or (not failed(best) and
                                                (failed(r) or float(r["msgs_per_s"]) > float(best["msgs_per_s"])))):
                             results[(name, p.key())] = r
