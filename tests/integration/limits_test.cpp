@@ -763,7 +763,9 @@ BOOST_AUTO_TEST_CASE(one_gib_to_a_reader_that_stalls_stays_bounded) {
 
 // ------------------------------------------------------------------------------ churn
 
-BOOST_AUTO_TEST_CASE(ten_thousand_connections_in_waves_return_memory_and_descriptors) {
+// On two threads: ThreadSanitizer runs it too (label threads).
+BOOST_AUTO_TEST_CASE(ten_thousand_connections_in_waves_return_memory_and_descriptors,
+                     *boost::unit_test::label("threads")) {
     large_blocks_return_to_the_kernel();
     constexpr std::size_t waves = 10, per_wave = 1000;
     const rlim_t fd_limit = raise_fd_limit();
@@ -886,7 +888,8 @@ BOOST_AUTO_TEST_CASE(hundred_thousand_compressed_messages_each_way_arrive_intact
 
 // ------------------------------------------------------------------------------ graceful stop
 
-BOOST_AUTO_TEST_CASE(graceful_stop_with_a_thousand_open_connections) {
+// On two threads: ThreadSanitizer runs it too (label threads).
+BOOST_AUTO_TEST_CASE(graceful_stop_with_a_thousand_open_connections, *boost::unit_test::label("threads")) {
     constexpr std::size_t clients = 1000;
     constexpr auto grace = 5000ms;
     const rlim_t fd_limit = raise_fd_limit();
