@@ -180,7 +180,7 @@ void tls_engine::record_tracker::feed(std::span<const std::uint8_t> data) {
 
 bool tls_engine::detach_openssl() noexcept {
     if (records_) return true;
-    if (!detach_possible_ || !detach_ || !detach_->handshake_done) return false;
+    if (!detach_possible_ || !detach_ || !detach_->handshake_done || broken_) return false;
     auto& d = *detach_;
     // OpenSSL must hold no byte of a record: what it has not read stays with the engine.
     if (!d.in.at_boundary() || !d.out.at_boundary() || SSL_has_pending(ssl_) || SSL_get_shutdown(ssl_) != 0)
@@ -242,6 +242,7 @@ tls_status tls_engine::result(int ret) noexcept {
     case SSL_ERROR_ZERO_RETURN:
         return tls_status::closed;
     default:
+        broken_ = true; // OpenSSL sent its alert, if any, and takes no close_notify after it
         error_ = ERR_get_error();
         // A failure OpenSSL put no code on (it should not happen with this BIO) still fails.
         if (error_ == 0) error_ = ERR_PACK(ERR_LIB_SSL, 0, SSL_R_UNEXPECTED_RECORD);
@@ -320,6 +321,12 @@ tls_status tls_engine::shutdown() noexcept {
     ERR_clear_error();
     int ret = SSL_shutdown(ssl_);
     return ret >= 0 ? tls_status::done : result(ret);
+}
+
+bool tls_engine::may_close_notify() const noexcept {
+    if (broken_) return false;
+    if (records_) return !sent_close_;
+    return SSL_is_init_finished(ssl_) && (SSL_get_shutdown(ssl_) & SSL_SENT_SHUTDOWN) == 0;
 }
 
 void tls_engine::settle() {

@@ -66,6 +66,9 @@ public:
     tls_status write(std::span<const std::uint8_t> data) noexcept;
     /// Queues a close_notify alert into the output.
     tls_status shutdown() noexcept;
+    /// True if close_notify may still go: the handshake is done and neither an alert (ours
+    /// or the peer's) nor close_notify ended the connection.
+    bool may_close_notify() const noexcept;
 
     /// Lends `ciphertext` received from the peer; it must stay valid until settle().
     void lend(std::span<const std::uint8_t> ciphertext) noexcept { loan_ = ciphertext; }

@@ -1,0 +1,310 @@
+// corows::tls_stream under basic_server against real TLS peers (Python's ssl, Node's tls,
+// openssl s_client) and against peers that forge TLS 1.3 records with the library's own
+// sealing: alerts and close_notify reach the wire, negotiated record limits hold after
+// OpenSSL is released, and post-handshake messages are read however they are packed. A peer
+// program that is not installed makes its test pass with a message instead.
+#include "certs.hpp"
+#include "loopback.hpp"
+
+#include <corows/server.hpp>
+#include <corows/detail/tls13_records.hpp>
+#include <corows/tls_stream.hpp>
+
+#include <openssl/ssl.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using corows::test::client_context;
+using corows::test::loop;
+using corows::test::loopback_cert;
+using corows::test::server_context;
+using tcp = asio::ip::tcp;
+using asio_tls = asio::ssl::stream<tcp::socket>;
+using records = corows::detail::tls13_records;
+using content = corows::detail::tls_content;
+using namespace std::chrono_literals;
+using server_type = corows::basic_server<corows::tls_stream>;
+using bytes = std::vector<std::uint8_t>;
+
+/// Runs `command` through the shell; returns what it printed (stdout and stderr).
+std::string run_command(const std::string& command) {
+    std::string out;
+    FILE* p = ::popen((command + " 2>&1").c_str(), "r");
+    BOOST_REQUIRE(p != nullptr);
+    std::array<char, 4096> buf;
+    std::size_t n;
+    while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+    ::pclose(p);
+    return out;
+}
+
+/// True if `program` runs; otherwise says why the test passes without it.
+bool have(const std::string& program, const std::string& probe) {
+    if (std::system((probe + " > /dev/null 2>&1").c_str()) == 0) return true;
+    BOOST_TEST_MESSAGE("skipped: " << program << " is not installed");
+    return false;
+}
+
+/// `text` in a file of the temporary directory, removed with the object.
+struct script_file {
+    std::filesystem::path path;
+    script_file(const std::string& name, const std::string& text)
+        : path(std::filesystem::temp_directory_path() / (std::to_string(::getpid()) + "-" + name)) {
+        std::ofstream(path) << text;
+    }
+    ~script_file() {
+        std::error_code ec;
+        std::filesystem::remove(path, ec);
+    }
+};
+
+/// A basic_server<tls_stream> on a thread of its own: a WebSocket echo (run()), or with a
+/// raw handler.
+struct tls_server {
+    asio::ssl::context sctx = server_context(loopback_cert());
+    std::unique_ptr<server_type> srv;
+    std::thread runner;
+    std::uint16_t port = 0;
+
+    explicit tls_server(const std::function<void(SSL_CTX*)>& tune = {}) {
+        if (tune) tune(sctx.native_handle());
+        srv = std::make_unique<server_type>(corows::server_options{},
+                                            [this](tcp::socket s) { return corows::tls_stream(std::move(s), sctx); });
+        port = srv->listen({asio::ip::make_address("127.0.0.1"), 0}).port();
+    }
+    void echo() {
+        runner = std::thread([this] {
+            srv->run([](corows::websocket<corows::tls_stream>& ws) -> asio::awaitable<void> {
+                corows::message m;
+                while (co_await ws.read_message(m)) co_await ws.write_message(m);
+            });
+        });
+    }
+    void raw(server_type::handler_type h) {
+        runner = std::thread([this, h = std::move(h)]() mutable { srv->run_raw(std::move(h)); });
+    }
+    ~tls_server() {
+        srv->stop(1s);
+        if (runner.joinable()) runner.join();
+    }
+};
+
+const char* const python_client = R"(
+import base64, os, socket, ssl, sys
+port, version = int(sys.argv[1]), sys.argv[2]
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+ctx.check_hostname = False
+ctx.verify_mode = ssl.CERT_NONE
+ctx.minimum_version = ctx.maximum_version = getattr(ssl.TLSVersion, version)
+ctx.options &= ~getattr(ssl, 'OP_IGNORE_UNEXPECTED_EOF', 0)  # a FIN alone must not pass for the end
+s = ctx.wrap_socket(socket.create_connection(('127.0.0.1', port), timeout=5),
+                    server_hostname='localhost', suppress_ragged_eofs=False)
+key = base64.b64encode(os.urandom(16)).decode()
+s.sendall(('GET / HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n'
+           'Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n\r\n' % key).encode())
+buf = b''
+while b'\r\n\r\n' not in buf:
+    d = s.recv(4096)
+    if not d: sys.exit('FAIL: no upgrade answer')
+    buf += d
+head, buf = buf.split(b'\r\n\r\n', 1)
+if b' 101 ' not in head: sys.exit('FAIL: %r' % head)
+def frame(op, payload):
+    mask = os.urandom(4)
+    return bytes([0x80 | op, 0x80 | len(payload)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+s.sendall(frame(1, b'hi') + frame(8, b'\x03\xe8bye'))
+try:
+    while True:
+        d = s.recv(4096)
+        if not d: break
+        buf += d
+except ssl.SSLEOFError as e:
+    sys.exit('FAIL: the stream ended without close_notify: %s' % e)
+if buf[:4] != b'\x81\x02hi' or buf[4] != 0x88: sys.exit('FAIL: got %r' % buf)
+try:
+    s.unwrap()  # answers their close_notify; the server may be gone by then
+except (BrokenPipeError, ConnectionResetError):
+    pass
+print('OK', s.version() if hasattr(s, 'version') else '')
+)";
+
+
+// Traffic secrets a test's own OpenSSL peer logs, so that it can seal records of its choosing.
+struct secrets {
+    corows::detail::tls13_secret client, server;
+};
+secrets logged;
+
+void log_secret(const SSL*, const char* line) {
+    const std::string l(line);
+    corows::detail::tls13_secret* to = l.rfind("CLIENT_TRAFFIC_SECRET_0 ", 0) == 0   ? &logged.client
+                                       : l.rfind("SERVER_TRAFFIC_SECRET_0 ", 0) == 0 ? &logged.server
+                                                                                     : nullptr;
+    if (!to) return;
+    const std::string hex = l.substr(l.rfind(' ') + 1);
+    to->size = hex.size() / 2;
+    for (std::size_t i = 0; i < to->size; ++i)
+        to->bytes[i] = static_cast<std::uint8_t>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
+}
+
+bytes sealed(records& r, std::string_view text, content type = content::application_data) {
+    bytes out;
+    r.seal({reinterpret_cast<const std::uint8_t*>(text.data()), text.size()}, type, out);
+    return out;
+}
+
+[[maybe_unused]] bytes operator+(bytes a, const bytes& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+}
+
+/// A NewSessionTicket handshake message with a `body` bytes long body.
+[[maybe_unused]] bytes ticket(std::size_t body) {
+    bytes m{4, static_cast<std::uint8_t>(body >> 16), static_cast<std::uint8_t>(body >> 8),
+            static_cast<std::uint8_t>(body)};
+    for (std::size_t i = 0; i < body; ++i) m.push_back(static_cast<std::uint8_t>(i * 7));
+    return m;
+}
+
+[[maybe_unused]] std::string_view text(const bytes& b) { return {reinterpret_cast<const char*>(b.data()), b.size()}; }
+
+/// What one side sees of the other's records: their contents and types, opened in order.
+struct opened_records {
+    std::vector<std::pair<content, bytes>> list;
+    bool clean = true; // every byte formed a record that opened
+};
+
+opened_records open_all(records& r, const bytes& wire) {
+    opened_records o;
+    std::vector<std::uint8_t> room(records::max_plaintext + 1);
+    std::span<const std::uint8_t> rest(wire);
+    while (!rest.empty()) {
+        auto got = r.open(rest, room);
+        if (got.st != corows::detail::tls13_opened::status::record) {
+            o.clean = false;
+            break;
+        }
+        o.list.emplace_back(got.type, bytes(room.begin(), room.begin() + static_cast<std::ptrdiff_t>(got.plaintext)));
+        rest = rest.subspan(got.consumed);
+    }
+    return o;
+}
+
+/// Runs a corows server (OpenSSL released after the upgrade, or kept) against a client that
+/// upgrades through OpenSSL and then sends the records `make` seals with its own keys; returns
+/// what the server sent after its 101 answer, opened, up to its FIN.
+opened_records server_attacked(bool keep, const std::function<bytes(records&)>& make) {
+    tls_server s([](SSL_CTX* ctx) { SSL_CTX_set_num_tickets(ctx, 0); }); // the 101 is its only record
+    if (keep)
+        s.raw([](corows::websocket<corows::tls_stream>& ws) -> asio::awaitable<void> {
+            ws.next_layer().keep_openssl();
+            corows::error_code ec;
+            corows::http_request req = co_await ws.read_request(ec);
+            if (ec) co_return;
+            co_await ws.accept(req, corows::accept_decision(), ec);
+            corows::message m;
+            while (!ec && co_await ws.read_message(m)) co_await ws.write_message(m);
+        });
+    else
+        s.echo();
+    auto cctx = client_context(loopback_cert());
+    SSL_CTX_set_keylog_callback(cctx.native_handle(), log_secret);
+    opened_records result;
+    loop l;
+    l.spawn("client", [&]() -> asio::awaitable<void> {
+        asio_tls c(l.ctx(), cctx);
+        co_await c.next_layer().async_connect({asio::ip::make_address("127.0.0.1"), s.port}, asio::use_awaitable);
+        co_await c.async_handshake(asio_tls::client, asio::use_awaitable);
+        const std::string upgrade = "GET / HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                                    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n";
+        co_await asio::async_write(c, asio::buffer(upgrade), asio::use_awaitable);
+        std::string head;
+        std::array<char, 1024> buf;
+        while (head.find("\r\n\r\n") == std::string::npos)
+            head.append(buf.data(), co_await c.async_read_some(asio::buffer(buf), asio::use_awaitable));
+        BOOST_REQUIRE(head.find(" 101 ") != std::string::npos);
+        BOOST_REQUIRE(SSL_CIPHER_get_id(SSL_get_current_cipher(c.native_handle())) == 0x03001302u);
+        // One record each way so far: the request and the 101.
+        auto mine = records::make(corows::detail::tls13_suite::aes_256_gcm_sha384, logged.server, logged.client, 1, 1);
+        BOOST_REQUIRE(mine);
+        auto wire = make(*mine);
+        corows::error_code ec;
+        co_await asio::async_write(c.next_layer(), asio::buffer(wire), asio::redirect_error(asio::use_awaitable, ec));
+        bytes answer;
+        std::array<std::uint8_t, 4096> sink;
+        while (!ec) {
+            std::size_t n = co_await c.next_layer().async_read_some(asio::buffer(sink),
+                                                                    asio::redirect_error(asio::use_awaitable, ec));
+            answer.insert(answer.end(), sink.begin(), sink.begin() + static_cast<std::ptrdiff_t>(n));
+        }
+        result = open_all(*mine, answer);
+    });
+    l.run(20s);
+    return result;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(tls_peers)
+
+BOOST_AUTO_TEST_CASE(python_sees_close_notify_after_a_clean_close) {
+    if (!have("/usr/bin/python3", "/usr/bin/python3 -c 'import ssl'")) return;
+    script_file script("close_notify.py", python_client);
+    // TLS 1.3 gives OpenSSL up after the upgrade; TLS 1.2 stays in it.
+    for (const char* version : {"TLSv1_3", "TLSv1_2"}) {
+        BOOST_TEST_CONTEXT(version) {
+            tls_server s;
+            s.echo();
+            const std::string out = run_command("timeout 10 /usr/bin/python3 " + script.path.string() + " " +
+                                                std::to_string(s.port) + " " + version);
+            BOOST_TEST(out.rfind("OK", 0) == 0, out);
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(a_refused_record_gets_its_alert_before_the_close) {
+    struct hostile {
+        const char* what;
+        std::function<bytes(records&)> make;
+        std::uint8_t alert;
+        std::uint8_t openssl_alert = 0; // where OpenSSL's own choice differs (0: the same)
+    };
+    const std::vector<hostile> cases{
+        {"a flipped bit in the tag", [](records& r) {
+             auto a = sealed(r, "hello");
+             a.back() ^= 1;
+             return a;
+         }, SSL_AD_BAD_RECORD_MAC},
+        {"a header announcing more than 2^14 + 256 bytes", [](records&) { return bytes{23, 3, 3, 0x41, 0x01}; },
+         SSL_AD_RECORD_OVERFLOW},
+        {"an alert of three bytes",
+         [](records& r) { return sealed(r, std::string_view("\x01\x00\x00", 3), content::alert); },
+         SSL_AD_DECODE_ERROR, SSL_AD_UNEXPECTED_MESSAGE},
+    };
+    for (bool keep : {false, true}) {
+        for (const auto& h : cases) {
+            BOOST_TEST_CONTEXT((keep ? "OpenSSL kept: " : "OpenSSL released: ") << h.what) {
+                auto seen = server_attacked(keep, h.make);
+                BOOST_TEST(seen.clean);
+                BOOST_REQUIRE(!seen.list.empty());
+                BOOST_TEST((seen.list.back().first == content::alert));
+                const std::uint8_t alert = keep && h.openssl_alert ? h.openssl_alert : h.alert;
+                BOOST_TEST((seen.list.back().second == bytes{2, alert}), "alert " << int(seen.list.back().second.back()));
+            }
+        }
+    }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
