@@ -150,7 +150,7 @@ bool tls13_records::take_tag(direction& d, std::uint8_t* tag) noexcept {
 
 bool tls13_records::seal(std::span<const std::uint8_t> data, tls_content type, std::vector<std::uint8_t>& out) {
     do {
-        const std::size_t n = std::min(data.size(), max_plaintext);
+        const std::size_t n = std::min(data.size(), max_fragment_);
         const std::size_t length = n + 1 + tag_size;
         const std::size_t at = out.size();
         out.resize(at + 5 + length);

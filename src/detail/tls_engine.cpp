@@ -95,6 +95,15 @@ constexpr std::uint64_t max_tracked_records = 64;
 
 std::span<const std::uint8_t> bytes(const std::vector<std::uint8_t>& v) noexcept { return {v.data(), v.size()}; }
 
+// The most content OpenSSL puts in a record of this connection: 16 KiB, or what a
+// max_fragment_length extension (RFC 6066 §4) negotiated.
+std::size_t negotiated_fragment(const SSL* ssl) noexcept {
+    const SSL_SESSION* session = SSL_get_session(ssl);
+    const unsigned code = session ? SSL_SESSION_get_max_fragment_length(session) : 0;
+    return code >= TLSEXT_max_fragment_length_512 && code <= TLSEXT_max_fragment_length_4096 ? 256u << code
+                                                                                            : tls13_records::max_plaintext;
+}
+
 } // namespace
 
 tls_engine::tls_engine(ssl_ctx_st* ctx) {
@@ -215,11 +224,14 @@ bool tls_engine::detach_openssl() noexcept {
             if (!check) return give_up();
             // Tickets are handshake records too; only a KeyUpdate would change the key.
             auto r = check->open(bytes(d.out.last), scratch);
-            if (r.st != tls13_opened::status::record || (r.type == tls_content::handshake && scratch[0] == 24))
+            // Padding (SSL_CTX_set_record_padding_callback, block padding) is not ours to copy.
+            if (r.st != tls13_opened::status::record || r.consumed != r.plaintext + tls13_records::overhead ||
+                (r.type == tls_content::handshake && scratch[0] == 24))
                 return give_up();
         }
         auto records = tls13_records::make(suite, read_secret, write_secret, reads > 0 ? reads - 1 : 0, writes);
         if (!records) return give_up();
+        records->limit_fragment(negotiated_fragment(ssl_));
         if (reads > 0) {
             auto r = records->open(bytes(d.in.last), scratch);
             if (r.st != tls13_opened::status::record || (r.type == tls_content::handshake && scratch[0] == 24))
@@ -297,11 +309,21 @@ tls_status tls_engine::write(std::span<const std::uint8_t> data) noexcept {
         return tls_status::done;
     }
     ERR_clear_error();
+    const std::size_t total = data.size();
+    const std::size_t before = out_.size();
     std::size_t written = 0;
     while (!data.empty()) {
         int ret = SSL_write_ex(ssl_, data.data(), data.size(), &written);
         if (ret != 1) return result(ret);
         data = data.subspan(written);
+    }
+    if (detach_ && detach_->handshake_done && total > 0) {
+        // The records must be what tls13_records would have sealed, or the connection stays
+        // in OpenSSL: a context's max_send_fragment, split_send_fragment or record padding,
+        // which OpenSSL has no getter for, shows here (so does a KeyUpdate it sent).
+        const std::size_t fragment = negotiated_fragment(ssl_);
+        if (out_.size() - before != total + (total + fragment - 1) / fragment * tls13_records::overhead)
+            forgo_detach();
     }
     return tls_status::done;
 }

@@ -6,12 +6,14 @@
 #include "certs.hpp"
 #include "loopback.hpp"
 
+#include <corows/connect.hpp>
 #include <corows/server.hpp>
 #include <corows/detail/tls13_records.hpp>
 #include <corows/tls_stream.hpp>
 
 #include <openssl/ssl.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -305,6 +307,126 @@ BOOST_AUTO_TEST_CASE(a_refused_record_gets_its_alert_before_the_close) {
             }
         }
     }
+}
+
+namespace {
+
+/// A TCP relay in front of 127.0.0.1:`to` for one connection, which measures the records
+/// coming back from the server: the longest one's length after its header.
+struct record_relay {
+    asio::io_context ctx;
+    tcp::acceptor front{ctx, {asio::ip::make_address("127.0.0.1"), 0}};
+    std::atomic<std::size_t> longest{0}, count{0};
+    std::thread t;
+
+    explicit record_relay(std::uint16_t to) {
+        t = std::thread([this, to] {
+            corows::error_code ec;
+            tcp::socket c(ctx), s(ctx);
+            front.accept(c, ec);
+            if (!ec) s.connect({asio::ip::make_address("127.0.0.1"), to}, ec);
+            if (ec) return;
+            std::thread up([&] { forward(c, s, false); });
+            forward(s, c, true);
+            up.join();
+        });
+    }
+    void forward(tcp::socket& from, tcp::socket& into, bool measure) {
+        std::array<std::uint8_t, 16384> buf;
+        bytes pending;
+        corows::error_code ec;
+        for (;;) {
+            const std::size_t n = from.read_some(asio::buffer(buf), ec);
+            if (ec) break;
+            if (measure) {
+                pending.insert(pending.end(), buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(n));
+                while (pending.size() >= 5) {
+                    const std::size_t length = static_cast<std::size_t>(pending[3]) << 8 | pending[4];
+                    if (pending.size() < 5 + length) break;
+                    longest = std::max<std::size_t>(longest, length);
+                    ++count;
+                    pending.erase(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(5 + length));
+                }
+            }
+            asio::write(into, asio::buffer(buf.data(), n), ec);
+            if (ec) break;
+        }
+        into.shutdown(tcp::socket::shutdown_send, ec);
+    }
+    ~record_relay() { t.join(); }
+};
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(openssl_s_client_with_max_fragment_length_and_key_updates) {
+    if (!have("openssl s_client", "openssl version")) return;
+    std::atomic<int> released{0};
+    tls_server s;
+    // Echoes what comes, and answers "big" with 3000 bytes: six records of 512 at most.
+    s.raw([&released](corows::websocket<corows::tls_stream>& ws) -> asio::awaitable<void> {
+        auto& t = ws.next_layer();
+        t.release_openssl();
+        if (t.openssl_released()) ++released;
+        std::array<char, 4096> buf;
+        corows::error_code ec;
+        for (;;) {
+            const std::size_t n = co_await t.async_read_some(asio::buffer(buf), asio::redirect_error(asio::use_awaitable, ec));
+            if (ec) break;
+            const std::string in(buf.data(), n);
+            const std::string out = in.find("big") != std::string::npos ? std::string(3000, 'x') + "\n" : in;
+            co_await asio::async_write(t, asio::buffer(out), asio::redirect_error(asio::use_awaitable, ec));
+            if (ec) break;
+        }
+    });
+    record_relay relay(s.port);
+    // K asks for the server's KeyUpdate in return, k does not.
+    const std::string out = run_command(
+        "(printf 'hello\\n'; sleep 0.3; printf 'K\\n'; sleep 0.3; printf 'after-K\\n'; sleep 0.3; printf 'k\\n'; "
+        "sleep 0.3; printf 'after-k\\n'; sleep 0.3; printf 'big\\n'; sleep 0.5) | timeout 10 openssl s_client -connect 127.0.0.1:" +
+        std::to_string(relay.front.local_endpoint().port()) + " -tls1_3 -maxfraglen 512 -servername localhost");
+    BOOST_TEST(released == 1);
+    BOOST_TEST(out.find("hello\n") != std::string::npos, out);
+    BOOST_TEST(out.find("after-K\n") != std::string::npos);
+    BOOST_TEST(out.find("after-k\n") != std::string::npos);
+    BOOST_TEST(out.find(std::string(3000, 'x') + "\n") != std::string::npos);
+    BOOST_TEST(out.find("alert") == std::string::npos);
+    // RFC 6066 §4: ciphertext of at most 512 bytes of content and its record overhead.
+    BOOST_TEST(relay.longest <= 512u + 256u);
+    BOOST_TEST(relay.count >= 6u);
+}
+
+BOOST_AUTO_TEST_CASE(a_context_that_pads_records_keeps_openssl) {
+    // OpenSSL pads; the records outside it would not: the connection stays in OpenSSL.
+    std::atomic<int> released{0}, served{0};
+    tls_server s([](SSL_CTX* ctx) { SSL_CTX_set_block_padding(ctx, 64); });
+    s.raw([&](corows::websocket<corows::tls_stream>& ws) -> asio::awaitable<void> {
+        corows::error_code ec;
+        corows::http_request req = co_await ws.read_request(ec);
+        if (ec) co_return;
+        co_await ws.accept(req, corows::accept_decision(), ec);
+        if (ec) co_return;
+        ws.next_layer().release_openssl();
+        if (ws.next_layer().openssl_released()) ++released;
+        corows::message m;
+        while (co_await ws.read_message(m)) {
+            ++served;
+            co_await ws.write_message(m);
+        }
+    });
+    auto cctx = client_context(loopback_cert());
+    loop l;
+    l.spawn("client", [&]() -> asio::awaitable<void> {
+        auto ws = co_await corows::connect("wss://localhost:" + std::to_string(s.port) + "/", corows::options{}, cctx);
+        const std::vector<std::uint8_t> payload(5000, 'p');
+        co_await ws.write_message(payload, corows::message_kind::binary);
+        auto m = co_await ws.read_message();
+        BOOST_REQUIRE(m.has_value());
+        BOOST_TEST(m->data().size() == 5000u);
+        co_await ws.close(1000, "bye");
+    });
+    l.run(20s);
+    BOOST_TEST(served == 1);
+    BOOST_TEST(released == 0);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -420,6 +420,23 @@ BOOST_AUTO_TEST_CASE(a_failed_record_queues_its_alert_and_nothing_is_written_aft
     BOOST_TEST(reason_of(eng) == SSL_R_PROTOCOL_IS_SHUTDOWN);
 }
 
+BOOST_AUTO_TEST_CASE(a_fragment_limit_cuts_every_record_to_it) {
+    ends e;
+    e.a->limit_fragment(512);
+    const auto data = noise(3000, 5);
+    auto wire = seal(*e.a, data);
+    auto contents = open_all(*e.b, wire);
+    BOOST_TEST(contents.size() == 6u);
+    std::vector<std::uint8_t> joined;
+    for (const auto& c : contents) {
+        BOOST_TEST(c.size() <= 512u);
+        joined.insert(joined.end(), c.begin(), c.end());
+    }
+    BOOST_TEST((joined == data));
+    e.a->limit_fragment(1 << 20); // no more than TLS allows
+    BOOST_TEST(e.a->fragment_limit() == records_t::max_plaintext);
+}
+
 BOOST_AUTO_TEST_CASE(shutdown_sends_one_close_notify) {
     ends e;
     tls_engine eng(records_t::make(tls13_suite::aes_256_gcm_sha384, secret(100, 48), secret(1, 48), 0, 0));

@@ -62,7 +62,8 @@ public:
     /// Decrypts up to `out.size()` (> 0) bytes of application data into `out`; `n` is how
     /// many. done means n > 0.
     tls_status read(std::span<std::uint8_t> out, std::size_t& n) noexcept;
-    /// Encrypts all of `data` into the output (records of at most 16 KiB).
+    /// Encrypts all of `data` into the output (records of at most 16 KiB, or the limit the
+    /// peer negotiated).
     tls_status write(std::span<const std::uint8_t> data) noexcept;
     /// Queues a close_notify alert into the output.
     tls_status shutdown() noexcept;
