@@ -95,6 +95,20 @@ constexpr std::uint64_t max_tracked_records = 64;
 
 std::span<const std::uint8_t> bytes(const std::vector<std::uint8_t>& v) noexcept { return {v.data(), v.size()}; }
 
+// True if `content`, a handshake record's, is whole NewSessionTickets only: all the records
+// may have carried when they leave OpenSSL. A KeyUpdate changed a key, and a CertificateRequest
+// or a message that runs on into the next record is state OpenSSL would have to keep.
+bool only_whole_tickets(std::span<const std::uint8_t> content) noexcept {
+    while (!content.empty()) {
+        if (content.size() < 4 || content[0] != 4) return false;
+        const std::size_t length = static_cast<std::size_t>(content[1]) << 16 |
+                                   static_cast<std::size_t>(content[2]) << 8 | content[3];
+        if (content.size() - 4 < length) return false;
+        content = content.subspan(4 + length);
+    }
+    return true;
+}
+
 // The most content OpenSSL puts in a record of this connection: 16 KiB, or what a
 // max_fragment_length extension (RFC 6066 §4) negotiated.
 std::size_t negotiated_fragment(const SSL* ssl) noexcept {
@@ -222,11 +236,11 @@ bool tls_engine::detach_openssl() noexcept {
         if (writes > 0) {
             auto check = tls13_records::make(suite, write_secret, write_secret, writes - 1, 0);
             if (!check) return give_up();
-            // Tickets are handshake records too; only a KeyUpdate would change the key.
+            // Tickets are handshake records too; anything else among them stays with OpenSSL.
             auto r = check->open(bytes(d.out.last), scratch);
             // Padding (SSL_CTX_set_record_padding_callback, block padding) is not ours to copy.
             if (r.st != tls13_opened::status::record || r.consumed != r.plaintext + tls13_records::overhead ||
-                (r.type == tls_content::handshake && scratch[0] == 24))
+                (r.type == tls_content::handshake && !only_whole_tickets({scratch.data(), r.plaintext})))
                 return give_up();
         }
         auto records = tls13_records::make(suite, read_secret, write_secret, reads > 0 ? reads - 1 : 0, writes);
@@ -234,7 +248,8 @@ bool tls_engine::detach_openssl() noexcept {
         records->limit_fragment(negotiated_fragment(ssl_));
         if (reads > 0) {
             auto r = records->open(bytes(d.in.last), scratch);
-            if (r.st != tls13_opened::status::record || (r.type == tls_content::handshake && scratch[0] == 24))
+            if (r.st != tls13_opened::status::record ||
+                (r.type == tls_content::handshake && !only_whole_tickets({scratch.data(), r.plaintext})))
                 return give_up();
         }
         records_ = std::move(records);

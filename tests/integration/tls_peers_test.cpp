@@ -167,20 +167,31 @@ bytes sealed(records& r, std::string_view text, content type = content::applicat
     return out;
 }
 
-[[maybe_unused]] bytes operator+(bytes a, const bytes& b) {
+bytes operator+(bytes a, const bytes& b) {
     a.insert(a.end(), b.begin(), b.end());
     return a;
 }
 
-/// A NewSessionTicket handshake message with a `body` bytes long body.
-[[maybe_unused]] bytes ticket(std::size_t body) {
+/// A NewSessionTicket (RFC 8446 §4.6.1) whose opaque ticket is `size` bytes long.
+bytes ticket(std::size_t size) {
+    const std::size_t body = 4 + 4 + 2 + 2 + size + 2; // lifetime, age_add, nonce, ticket, extensions
     bytes m{4, static_cast<std::uint8_t>(body >> 16), static_cast<std::uint8_t>(body >> 8),
-            static_cast<std::uint8_t>(body)};
-    for (std::size_t i = 0; i < body; ++i) m.push_back(static_cast<std::uint8_t>(i * 7));
+            static_cast<std::uint8_t>(body), 0, 0, 0x0e, 0x10, 1, 2, 3, 4, 1, 9,
+            static_cast<std::uint8_t>(size >> 8), static_cast<std::uint8_t>(size)};
+    for (std::size_t i = 0; i < size; ++i) m.push_back(static_cast<std::uint8_t>(i * 7));
+    m.push_back(0);
+    m.push_back(0);
     return m;
 }
 
-[[maybe_unused]] std::string_view text(const bytes& b) { return {reinterpret_cast<const char*>(b.data()), b.size()}; }
+/// `pieces` sealed in this order (the operands of + are not).
+bytes sealed_in_order(records& r, std::initializer_list<std::string_view> pieces, content type) {
+    bytes all;
+    for (std::string_view p : pieces) all = std::move(all) + sealed(r, p, type);
+    return all;
+}
+
+std::string_view text(const bytes& b) { return {reinterpret_cast<const char*>(b.data()), b.size()}; }
 
 /// What one side sees of the other's records: their contents and types, opened in order.
 struct opened_records {
@@ -294,6 +305,12 @@ BOOST_AUTO_TEST_CASE(a_refused_record_gets_its_alert_before_the_close) {
         {"an alert of three bytes",
          [](records& r) { return sealed(r, std::string_view("\x01\x00\x00", 3), content::alert); },
          SSL_AD_DECODE_ERROR, SSL_AD_UNEXPECTED_MESSAGE},
+        {"a KeyUpdate with data after it in its record",
+         [](records& r) { return sealed(r, std::string_view("\x18\x00\x00\x01\x00\x81", 6), content::handshake); },
+         SSL_AD_UNEXPECTED_MESSAGE},
+        {"a KeyUpdate of two bytes",
+         [](records& r) { return sealed(r, std::string_view("\x18\x00\x00\x02\x00\x00", 6), content::handshake); },
+         SSL_AD_DECODE_ERROR, SSL_AD_ILLEGAL_PARAMETER},
     };
     for (bool keep : {false, true}) {
         for (const auto& h : cases) {
@@ -427,6 +444,110 @@ BOOST_AUTO_TEST_CASE(a_context_that_pads_records_keeps_openssl) {
     l.run(20s);
     BOOST_TEST(served == 1);
     BOOST_TEST(released == 0);
+}
+
+namespace {
+
+/// A server whose OpenSSL does the handshake (and sends no ticket) and which then sends the
+/// records `make` seals with its own keys, against a corows::tls_stream client that asked to
+/// give OpenSSL up. With `read_first` the client reads (under OpenSSL) before it waits, so
+/// that OpenSSL handles the first record and the release follows it. Returns what the client
+/// read, and the error its reading ended with.
+std::pair<std::string, corows::error_code> client_attacked(bool read_first,
+                                                           const std::function<bytes(records&)>& first,
+                                                           const std::function<bytes(records&)>& rest) {
+    auto sctx = server_context(loopback_cert());
+    SSL_CTX_set_num_tickets(sctx.native_handle(), 0);
+    SSL_CTX_set_keylog_callback(sctx.native_handle(), log_secret);
+    auto cctx = client_context(loopback_cert());
+    std::string got;
+    corows::error_code read_ec;
+    corows::test::event first_handled;
+    loop l;
+    l.spawn("server", [&]() -> asio::awaitable<void> {
+        asio_tls s(co_await l.acceptor().async_accept(asio::use_awaitable), sctx);
+        co_await s.async_handshake(asio_tls::server, asio::use_awaitable);
+        BOOST_REQUIRE(SSL_CIPHER_get_id(SSL_get_current_cipher(s.native_handle())) == 0x03001302u);
+        auto mine = records::make(corows::detail::tls13_suite::aes_256_gcm_sha384, logged.client, logged.server, 0, 0);
+        BOOST_REQUIRE(mine);
+        auto one = first(*mine);
+        co_await asio::async_write(s.next_layer(), asio::buffer(one), asio::use_awaitable);
+        co_await first_handled.wait();
+        auto two = rest(*mine);
+        two = std::move(two) + sealed(*mine, std::string_view("\x01\x00", 2), content::alert);
+        corows::error_code ec;
+        co_await asio::async_write(s.next_layer(), asio::buffer(two), asio::redirect_error(asio::use_awaitable, ec));
+        std::array<std::uint8_t, 4096> sink;
+        while (!ec)
+            co_await s.next_layer().async_read_some(asio::buffer(sink), asio::redirect_error(asio::use_awaitable, ec));
+    });
+    l.spawn("client", [&]() -> asio::awaitable<void> {
+        corows::tls_stream c(l.ctx().get_executor(), cctx);
+        co_await c.next_layer().async_connect(l.endpoint(), asio::use_awaitable);
+        c.release_openssl();
+        co_await c.async_handshake(corows::tls_stream::client, asio::use_awaitable);
+        std::array<char, 4096> buf;
+        if (read_first) {
+            // The first record is there once the socket is readable; OpenSSL takes it.
+            co_await c.next_layer().async_wait(tcp::socket::wait_read, asio::use_awaitable);
+            asio::steady_timer settle(l.ctx(), 50ms);
+            co_await settle.async_wait(asio::use_awaitable);
+            corows::error_code ec;
+            BOOST_TEST(c.read_some(asio::buffer(buf), ec) == 0u);
+            BOOST_TEST((ec == asio::error::would_block), ec.message());
+        }
+        first_handled.set();
+        for (;;) {
+            co_await c.async_wait(tcp::socket::wait_read, asio::redirect_error(asio::use_awaitable, read_ec));
+            if (read_ec) break;
+            std::size_t n = c.read_some(asio::buffer(buf), read_ec);
+            got.append(buf.data(), n);
+            if (read_ec == asio::error::would_block) continue;
+            if (read_ec) break;
+        }
+        c.flush_before_close();
+    });
+    l.run(20s);
+    return {got, read_ec};
+}
+
+const std::string_view key_update("\x18\x00\x00\x01\x00", 5);
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(a_released_client_reads_tickets_and_key_updates_however_they_are_packed) {
+    struct packing {
+        const char* what;
+        std::function<bytes(records&)> first, rest;
+    };
+    const auto hello = [](records& r) { return sealed(r, "hello"); };
+    const std::vector<packing> cases{
+        {"a ticket and a KeyUpdate in one record", [](records& r) {
+             auto b = sealed(r, std::string(text(ticket(40))) + std::string(key_update), content::handshake);
+             r.update_write_key();
+             return b;
+         }, hello},
+        {"two tickets in one record, the second's header cut across two more", [](records& r) {
+             const auto t = ticket(40) + ticket(30);
+             const std::size_t cut = ticket(40).size() + 2;
+             return sealed_in_order(r, {text(t).substr(0, cut), text(t).substr(cut, 1), text(t).substr(cut + 1)},
+                                    content::handshake);
+         }, hello},
+        {"a KeyUpdate whose header and body are in records of their own", [](records& r) {
+             auto b = sealed_in_order(r, {key_update.substr(0, 4), key_update.substr(4)}, content::handshake);
+             r.update_write_key();
+             return b;
+         }, hello},
+    };
+    for (bool read_first : {true, false}) {
+        for (const auto& p : cases) {
+            BOOST_TEST_CONTEXT(p.what << (read_first ? ", read by OpenSSL" : ", after the release")) {
+                auto [got, ec] = client_attacked(read_first, p.first, p.rest);
+                BOOST_TEST(got == "hello");
+                BOOST_TEST((ec == asio::error::eof), ec.message());
+            }
+        }
+    }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
