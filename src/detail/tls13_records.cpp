@@ -93,6 +93,8 @@ tls13_records::~tls13_records() {
     EVP_CIPHER_CTX_free(write_.ctx);
     OPENSSL_cleanse(read_.secret.bytes.data(), read_.secret.bytes.size());
     OPENSSL_cleanse(write_.secret.bytes.data(), write_.secret.bytes.size());
+    OPENSSL_cleanse(read_.iv.data(), read_.iv.size());
+    OPENSSL_cleanse(write_.iv.data(), write_.iv.size());
 }
 
 bool tls13_records::key(direction& d, bool encrypt) {

@@ -143,7 +143,10 @@ void tls_engine::release_buffers() noexcept {
     if (ssl_) SSL_free_buffers(ssl_);
 }
 
-tls_engine::~tls_engine() { SSL_free(ssl_); }
+tls_engine::~tls_engine() {
+    SSL_free(ssl_);
+    OPENSSL_cleanse(plain_.data(), plain_.size());
+}
 
 void tls_engine::set_server(bool server, bool client_may_detach) noexcept {
     if (server) SSL_set_accept_state(ssl_);
@@ -157,6 +160,9 @@ void tls_engine::set_server(bool server, bool client_may_detach) noexcept {
         } catch (...) {
             detach_possible_ = false;
         }
+        // Read-ahead takes records from the BIO before OpenSSL opens them, so the records it
+        // was given are not the records it read; our BIO serves memory, where it gains nothing.
+        SSL_set_read_ahead(ssl_, 0);
     }
 }
 
@@ -205,8 +211,11 @@ bool tls_engine::detach_openssl() noexcept {
     if (records_) return true;
     if (!detach_possible_ || !detach_ || !detach_->handshake_done || broken_) return false;
     auto& d = *detach_;
-    // OpenSSL must hold no byte of a record: what it has not read stays with the engine.
-    if (!d.in.at_boundary() || !d.out.at_boundary() || SSL_has_pending(ssl_) || SSL_get_shutdown(ssl_) != 0)
+    // OpenSSL must hold no byte of a record (what it has not read stays with the engine) and
+    // nothing it still has to do: a KeyUpdate to send, a post-handshake message under way (a
+    // CertificateRequest, a message cut at its record's end).
+    if (!d.in.at_boundary() || !d.out.at_boundary() || SSL_has_pending(ssl_) || SSL_get_shutdown(ssl_) != 0 ||
+        SSL_get_key_update_type(ssl_) != SSL_KEY_UPDATE_NONE || !SSL_is_init_finished(ssl_))
         return false;
     const auto give_up = [this] {
         detach_possible_ = false;
@@ -221,7 +230,7 @@ bool tls_engine::detach_openssl() noexcept {
     default: return give_up();
     }
     const std::size_t secret_size = suite == tls13_suite::aes_256_gcm_sha384 ? 48 : 32;
-    if (SSL_version(ssl_) != TLS1_3_VERSION || d.client_secret.size != secret_size ||
+    if (SSL_version(ssl_) != TLS1_3_VERSION || SSL_get_read_ahead(ssl_) || d.client_secret.size != secret_size ||
         d.server_secret.size != secret_size)
         return give_up();
     const tls13_secret& read_secret = client_ ? d.server_secret : d.client_secret;
@@ -233,6 +242,11 @@ bool tls_engine::detach_openssl() noexcept {
         // mistake in either (a KeyUpdate OpenSSL handled, say) keeps the connection in OpenSSL
         // rather than break it.
         std::vector<std::uint8_t> scratch(tls13_records::max_ciphertext);
+        // What it opened (the upgrade, say) is nobody's business once the check is done.
+        struct wipe {
+            std::vector<std::uint8_t>& v;
+            ~wipe() { OPENSSL_cleanse(v.data(), v.size()); }
+        } wiped{scratch};
         if (writes > 0) {
             auto check = tls13_records::make(suite, write_secret, write_secret, writes - 1, 0);
             if (!check) return give_up();

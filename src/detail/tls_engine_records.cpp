@@ -68,6 +68,7 @@ tls_status tls_engine::read_records(std::span<std::uint8_t> out, std::size_t& n)
         std::memcpy(out.data(), plain_.data() + plain_pos_, n);
         plain_pos_ += n;
         if (plain_pos_ == plain_.size()) {
+            OPENSSL_cleanse(plain_.data(), plain_.size());
             std::vector<std::uint8_t>().swap(plain_);
             plain_pos_ = 0;
         }
@@ -109,8 +110,11 @@ tls_status tls_engine::read_records(std::span<std::uint8_t> out, std::size_t& n)
                     plain_.assign(scratch.begin() + static_cast<std::ptrdiff_t>(n),
                                   scratch.begin() + static_cast<std::ptrdiff_t>(r.plaintext));
                 } catch (...) {
+                    OPENSSL_cleanse(scratch.data(), r.plaintext);
                     return fail(ERR_R_INTERNAL_ERROR, SSL_AD_INTERNAL_ERROR);
                 }
+                // The thread's scratch outlives the connection: no plaintext stays in it.
+                OPENSSL_cleanse(scratch.data(), r.plaintext);
                 plain_pos_ = 0;
             }
             return tls_status::done;

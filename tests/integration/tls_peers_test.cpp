@@ -550,4 +550,61 @@ BOOST_AUTO_TEST_CASE(a_released_client_reads_tickets_and_key_updates_however_the
     }
 }
 
+namespace {
+
+/// A raw-handler server that upgrades, runs `before_release` on OpenSSL's connection, asks
+/// for the release and echoes messages; `released` counts the connections that let go.
+void release_and_echo(tls_server& s, std::atomic<int>& released, std::function<void(SSL*)> before_release) {
+    s.raw([&released, before_release](corows::websocket<corows::tls_stream>& ws) -> asio::awaitable<void> {
+        corows::error_code ec;
+        corows::http_request req = co_await ws.read_request(ec);
+        if (ec) co_return;
+        co_await ws.accept(req, corows::accept_decision(), ec);
+        if (ec) co_return;
+        if (before_release) before_release(ws.next_layer().native_handle());
+        ws.next_layer().release_openssl();
+        if (ws.next_layer().openssl_released()) ++released;
+        corows::message m;
+        while (co_await ws.read_message(m)) co_await ws.write_message(m);
+    });
+}
+
+/// Echoes three messages through `port` with a corows client.
+void echo_three(std::uint16_t port) {
+    auto cctx = client_context(loopback_cert());
+    loop l;
+    l.spawn("client", [&]() -> asio::awaitable<void> {
+        auto ws = co_await corows::connect("wss://localhost:" + std::to_string(port) + "/", corows::options{}, cctx);
+        for (std::size_t n : {std::size_t{10}, std::size_t{20000}, std::size_t{3}}) {
+            const std::vector<std::uint8_t> payload(n, static_cast<std::uint8_t>(n));
+            co_await ws.write_message(payload, corows::message_kind::binary);
+            auto m = co_await ws.read_message();
+            BOOST_REQUIRE(m.has_value());
+            BOOST_TEST(m->data().size() == n);
+        }
+        co_await ws.close(1000, "bye");
+    });
+    l.run(20s);
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(read_ahead_on_the_context_does_not_break_the_release) {
+    std::atomic<int> released{0};
+    tls_server s([](SSL_CTX* ctx) { SSL_CTX_set_read_ahead(ctx, 1); });
+    release_and_echo(s, released, {});
+    // Read-ahead would let OpenSSL take in records beyond the one it opens; the stream turns
+    // it off on connections that may be released, and they still are.
+    echo_three(s.port);
+    BOOST_TEST(released == 1);
+}
+
+BOOST_AUTO_TEST_CASE(a_key_update_openssl_still_owes_keeps_the_connection_in_openssl) {
+    std::atomic<int> released{0};
+    tls_server s;
+    release_and_echo(s, released, [](SSL* ssl) { SSL_key_update(ssl, SSL_KEY_UPDATE_REQUESTED); });
+    echo_three(s.port);
+    BOOST_TEST(released == 0);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
