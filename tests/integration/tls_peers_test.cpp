@@ -607,4 +607,76 @@ BOOST_AUTO_TEST_CASE(a_key_update_openssl_still_owes_keeps_the_connection_in_ope
     BOOST_TEST(released == 0);
 }
 
+namespace {
+
+const char* const node_client = R"js(// Connects to a corows WebSocket echo server over TLS once per configuration: each TLS 1.3
+// suite and TLS 1.2; a 3000-byte message must come back, then the close frame and the end.
+const tls = require('tls');
+const crypto = require('crypto');
+const port = Number(process.argv[2]);
+const configs = [['TLSv1.3', 'TLS_AES_128_GCM_SHA256'], ['TLSv1.3', 'TLS_AES_256_GCM_SHA384'],
+                 ['TLSv1.3', 'TLS_CHACHA20_POLY1305_SHA256'], ['TLSv1.2', null]];
+function frame(op, payload) {
+  const mask = crypto.randomBytes(4);
+  const head = payload.length < 126 ? Buffer.from([0x80 | op, 0x80 | payload.length])
+                                    : Buffer.from([0x80 | op, 0x80 | 126, payload.length >> 8, payload.length & 255]);
+  return Buffer.concat([head, mask, Buffer.from(payload.map((b, i) => b ^ mask[i % 4]))]);
+}
+function one([version, suite]) {
+  return new Promise((resolve, reject) => {
+    const opts = {host: '127.0.0.1', port, rejectUnauthorized: false, servername: 'localhost',
+                  minVersion: version, maxVersion: version};
+    if (suite) opts.ciphers = suite;
+    const payload = crypto.randomBytes(3000);
+    let got = Buffer.alloc(0);
+    let upgraded = false;
+    const sock = tls.connect(opts, () => {
+      const key = crypto.randomBytes(16).toString('base64');
+      sock.write('GET / HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
+                 'Sec-WebSocket-Key: ' + key + '\r\nSec-WebSocket-Version: 13\r\n\r\n');
+    });
+    sock.setTimeout(5000, () => reject(new Error('timeout')));
+    sock.on('error', reject);
+    sock.on('data', (d) => {
+      got = Buffer.concat([got, d]);
+      if (!upgraded) {
+        const end = got.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        if (!got.subarray(0, end).toString().includes(' 101 ')) return reject(new Error('no 101'));
+        got = got.subarray(end + 4);
+        upgraded = true;
+        sock.write(frame(2, payload));
+        sock.write(frame(8, Buffer.from([3, 232])));
+      }
+    });
+    sock.on('end', () => {
+      const echo = got.subarray(4, 4 + payload.length);
+      if (got[0] !== 0x82 || got[1] !== 126 || !echo.equals(payload)) return reject(new Error('bad echo'));
+      if (got[4 + payload.length] !== 0x88) return reject(new Error('no close frame'));
+      const cipher = sock.getCipher();
+      if (sock.getProtocol() !== version || (suite && cipher.standardName !== suite))
+        return reject(new Error('negotiated ' + sock.getProtocol() + ' ' + cipher.standardName));
+      console.log('OK', version, cipher.standardName);
+      resolve();
+    });
+  });
+}
+(async () => {
+  for (const c of configs) await one(c);
+})().catch((e) => { console.log('FAIL', e.message); process.exit(1); });
+)js";
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(node_clients_with_each_tls13_suite_and_tls12) {
+    if (!have("node", "node --version")) return;
+    script_file script("suites.js", node_client);
+    tls_server s;
+    s.echo();
+    const std::string out = run_command("timeout 20 node " + script.path.string() + " " + std::to_string(s.port));
+    for (const char* suite : {"TLSv1.3 TLS_AES_128_GCM_SHA256", "TLSv1.3 TLS_AES_256_GCM_SHA384",
+                              "TLSv1.3 TLS_CHACHA20_POLY1305_SHA256", "TLSv1.2 "})
+        BOOST_TEST(out.find(std::string("OK ") + suite) != std::string::npos, suite << ": " << out);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
