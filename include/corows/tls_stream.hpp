@@ -61,7 +61,9 @@ public:
     /// 11 KiB) once the handshake is done and OpenSSL holds no unread bytes, and to protect the
     /// records itself from then on, with OpenSSL's ciphers: for TLS 1.3 connections with
     /// AES-GCM or ChaCha20-Poly1305, a client's only if asked before its handshake (it then
-    /// skips the server's session tickets). Anything else stays in OpenSSL. basic_server asks
+    /// skips the server's session tickets). Anything else stays in OpenSSL, as does a
+    /// connection whose OpenSSL has work under way (a KeyUpdate to send, a post-handshake
+    /// message) or writes padded or short records. basic_server asks
     /// this of every connection once its WebSocket handshake is done, unless keep_openssl()
     /// was called; a run_raw() handler calls it itself when it is done with native_handle().
     void release_openssl() noexcept {
@@ -365,7 +367,7 @@ private:
     };
 
     struct shutdown_op : handshake_op {
-        explicit shutdown_op(tls_stream* s) : handshake_op{s, true} {}
+        explicit shutdown_op(tls_stream* stream) : handshake_op{stream, true} {}
     };
 
     next_layer_type sock_;
