@@ -61,7 +61,9 @@ public:
     /// 11 KiB) once the handshake is done and OpenSSL holds no unread bytes, and to protect the
     /// records itself from then on, with OpenSSL's ciphers: for TLS 1.3 connections with
     /// AES-GCM or ChaCha20-Poly1305, a client's only if asked before its handshake (it then
-    /// skips the server's session tickets). Anything else stays in OpenSSL. basic_server asks
+    /// skips the server's session tickets). Anything else stays in OpenSSL, as does a
+    /// connection whose OpenSSL has work under way (a KeyUpdate to send, a post-handshake
+    /// message) or writes padded or short records. basic_server asks
     /// this of every connection once its WebSocket handshake is done, unless keep_openssl()
     /// was called; a run_raw() handler calls it itself when it is done with native_handle().
     void release_openssl() noexcept {
@@ -162,6 +164,30 @@ public:
         // Bytes first: an error (or would_block) is seen again by the next call.
         if (total > 0) ec = {};
         return total;
+    }
+
+    /// For the code about to close the socket (corows' pump does, before every close): sends
+    /// what TLS owes the peer, the fatal alert of a failure or else close_notify on an
+    /// established connection (RFC 8446 §6.1), as far as the socket takes it at once, and
+    /// drops what the peer sent meanwhile so that the close is a FIN, not a reset. Never
+    /// blocks nor waits for the peer; does nothing while a write is in flight.
+    void flush_before_close() noexcept {
+        if (writing_ || !sock_.is_open()) return;
+        error_code ec;
+        if (!nonblocking_) {
+            sock_.non_blocking(true, ec);
+            if (ec) return;
+            nonblocking_ = true;
+        }
+        if (engine_->may_close_notify()) engine_->shutdown();
+        if (engine_->has_output()) {
+            const std::vector<std::uint8_t> last = engine_->take_output();
+            for (std::size_t at = 0; at < last.size() && !ec;)
+                at += sock_.write_some(asio::buffer(last.data() + at, last.size() - at), ec);
+        }
+        // Bounded: a peer that keeps sending gets its reset after all.
+        auto& buf = scratch();
+        for (int i = 0; i < 2 && !ec; ++i) sock_.read_some(asio::buffer(buf.data(), buf.size()), ec);
     }
 
 private:
@@ -273,6 +299,7 @@ private:
         bool started = false;
         template <class Self>
         void operator()(Self& self, error_code ec = {}, std::size_t = 0) {
+            s->writing_ = false;
             if (!started) {
                 started = true;
                 if (failed || !s->engine_->has_output()) return asio::post(s->sock_.get_executor(), std::move(self));
@@ -283,6 +310,7 @@ private:
             if (s->engine_->has_output()) {
                 cipher = s->engine_->take_output();
                 auto buf = asio::buffer(cipher.data(), cipher.size());
+                s->writing_ = true;
                 return asio::async_write(s->sock_, buf, std::move(self));
             }
             std::vector<std::uint8_t>().swap(cipher);
@@ -306,6 +334,7 @@ private:
                 return asio::post(s->sock_.get_executor(), std::move(self));
             }
             std::vector<std::uint8_t>().swap(cipher);
+            s->writing_ = false;
             if (ec) return self.complete(ec);
             if (step == finishing) return self.complete(failed); // its last flight is out
             auto& e = *s->engine_;
@@ -332,18 +361,20 @@ private:
         void send(Self& self) {
             cipher = s->engine_->take_output();
             auto buf = asio::buffer(cipher.data(), cipher.size());
+            s->writing_ = true;
             asio::async_write(s->sock_, buf, std::move(self));
         }
     };
 
     struct shutdown_op : handshake_op {
-        explicit shutdown_op(tls_stream* s) : handshake_op{s, true} {}
+        explicit shutdown_op(tls_stream* stream) : handshake_op{stream, true} {}
     };
 
     next_layer_type sock_;
     std::unique_ptr<detail::tls_engine> engine_;
     bool nonblocking_ = false;
     bool ended_ = false; // read_some() saw close_notify or a TLS error
+    bool writing_ = false; // an async_write of ciphertext is in flight
     bool release_wanted_ = false;
     bool kept_ = false;
 };

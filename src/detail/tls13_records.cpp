@@ -93,6 +93,8 @@ tls13_records::~tls13_records() {
     EVP_CIPHER_CTX_free(write_.ctx);
     OPENSSL_cleanse(read_.secret.bytes.data(), read_.secret.bytes.size());
     OPENSSL_cleanse(write_.secret.bytes.data(), write_.secret.bytes.size());
+    OPENSSL_cleanse(read_.iv.data(), read_.iv.size());
+    OPENSSL_cleanse(write_.iv.data(), write_.iv.size());
 }
 
 bool tls13_records::key(direction& d, bool encrypt) {
@@ -150,7 +152,7 @@ bool tls13_records::take_tag(direction& d, std::uint8_t* tag) noexcept {
 
 bool tls13_records::seal(std::span<const std::uint8_t> data, tls_content type, std::vector<std::uint8_t>& out) {
     do {
-        const std::size_t n = std::min(data.size(), max_plaintext);
+        const std::size_t n = std::min(data.size(), max_fragment_);
         const std::size_t length = n + 1 + tag_size;
         const std::size_t at = out.size();
         out.resize(at + 5 + length);

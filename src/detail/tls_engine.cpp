@@ -95,6 +95,29 @@ constexpr std::uint64_t max_tracked_records = 64;
 
 std::span<const std::uint8_t> bytes(const std::vector<std::uint8_t>& v) noexcept { return {v.data(), v.size()}; }
 
+// True if `content`, a handshake record's, is whole NewSessionTickets only: all the records
+// may have carried when they leave OpenSSL. A KeyUpdate changed a key, and a CertificateRequest
+// or a message that runs on into the next record is state OpenSSL would have to keep.
+bool only_whole_tickets(std::span<const std::uint8_t> content) noexcept {
+    while (!content.empty()) {
+        if (content.size() < 4 || content[0] != 4) return false;
+        const std::size_t length = static_cast<std::size_t>(content[1]) << 16 |
+                                   static_cast<std::size_t>(content[2]) << 8 | content[3];
+        if (content.size() - 4 < length) return false;
+        content = content.subspan(4 + length);
+    }
+    return true;
+}
+
+// The most content OpenSSL puts in a record of this connection: 16 KiB, or what a
+// max_fragment_length extension (RFC 6066 §4) negotiated.
+std::size_t negotiated_fragment(const SSL* ssl) noexcept {
+    const SSL_SESSION* session = SSL_get_session(ssl);
+    const unsigned code = session ? SSL_SESSION_get_max_fragment_length(session) : 0;
+    return code >= TLSEXT_max_fragment_length_512 && code <= TLSEXT_max_fragment_length_4096 ? 256u << code
+                                                                                            : tls13_records::max_plaintext;
+}
+
 } // namespace
 
 tls_engine::tls_engine(ssl_ctx_st* ctx) {
@@ -120,7 +143,10 @@ void tls_engine::release_buffers() noexcept {
     if (ssl_) SSL_free_buffers(ssl_);
 }
 
-tls_engine::~tls_engine() { SSL_free(ssl_); }
+tls_engine::~tls_engine() {
+    SSL_free(ssl_);
+    OPENSSL_cleanse(plain_.data(), plain_.size());
+}
 
 void tls_engine::set_server(bool server, bool client_may_detach) noexcept {
     if (server) SSL_set_accept_state(ssl_);
@@ -134,6 +160,9 @@ void tls_engine::set_server(bool server, bool client_may_detach) noexcept {
         } catch (...) {
             detach_possible_ = false;
         }
+        // Read-ahead takes records from the BIO before OpenSSL opens them, so the records it
+        // was given are not the records it read; our BIO serves memory, where it gains nothing.
+        SSL_set_read_ahead(ssl_, 0);
     }
 }
 
@@ -180,10 +209,13 @@ void tls_engine::record_tracker::feed(std::span<const std::uint8_t> data) {
 
 bool tls_engine::detach_openssl() noexcept {
     if (records_) return true;
-    if (!detach_possible_ || !detach_ || !detach_->handshake_done) return false;
+    if (!detach_possible_ || !detach_ || !detach_->handshake_done || broken_) return false;
     auto& d = *detach_;
-    // OpenSSL must hold no byte of a record: what it has not read stays with the engine.
-    if (!d.in.at_boundary() || !d.out.at_boundary() || SSL_has_pending(ssl_) || SSL_get_shutdown(ssl_) != 0)
+    // OpenSSL must hold no byte of a record (what it has not read stays with the engine) and
+    // nothing it still has to do: a KeyUpdate to send, a post-handshake message under way (a
+    // CertificateRequest, a message cut at its record's end).
+    if (!d.in.at_boundary() || !d.out.at_boundary() || SSL_has_pending(ssl_) || SSL_get_shutdown(ssl_) != 0 ||
+        SSL_get_key_update_type(ssl_) != SSL_KEY_UPDATE_NONE || !SSL_is_init_finished(ssl_))
         return false;
     const auto give_up = [this] {
         detach_possible_ = false;
@@ -198,7 +230,7 @@ bool tls_engine::detach_openssl() noexcept {
     default: return give_up();
     }
     const std::size_t secret_size = suite == tls13_suite::aes_256_gcm_sha384 ? 48 : 32;
-    if (SSL_version(ssl_) != TLS1_3_VERSION || d.client_secret.size != secret_size ||
+    if (SSL_version(ssl_) != TLS1_3_VERSION || SSL_get_read_ahead(ssl_) || d.client_secret.size != secret_size ||
         d.server_secret.size != secret_size)
         return give_up();
     const tls13_secret& read_secret = client_ ? d.server_secret : d.client_secret;
@@ -210,19 +242,28 @@ bool tls_engine::detach_openssl() noexcept {
         // mistake in either (a KeyUpdate OpenSSL handled, say) keeps the connection in OpenSSL
         // rather than break it.
         std::vector<std::uint8_t> scratch(tls13_records::max_ciphertext);
+        // What it opened (the upgrade, say) is nobody's business once the check is done.
+        struct wipe {
+            std::vector<std::uint8_t>& v;
+            ~wipe() { OPENSSL_cleanse(v.data(), v.size()); }
+        } wiped{scratch};
         if (writes > 0) {
             auto check = tls13_records::make(suite, write_secret, write_secret, writes - 1, 0);
             if (!check) return give_up();
-            // Tickets are handshake records too; only a KeyUpdate would change the key.
+            // Tickets are handshake records too; anything else among them stays with OpenSSL.
             auto r = check->open(bytes(d.out.last), scratch);
-            if (r.st != tls13_opened::status::record || (r.type == tls_content::handshake && scratch[0] == 24))
+            // Padding (SSL_CTX_set_record_padding_callback, block padding) is not ours to copy.
+            if (r.st != tls13_opened::status::record || r.consumed != r.plaintext + tls13_records::overhead ||
+                (r.type == tls_content::handshake && !only_whole_tickets({scratch.data(), r.plaintext})))
                 return give_up();
         }
         auto records = tls13_records::make(suite, read_secret, write_secret, reads > 0 ? reads - 1 : 0, writes);
         if (!records) return give_up();
+        records->limit_fragment(negotiated_fragment(ssl_));
         if (reads > 0) {
             auto r = records->open(bytes(d.in.last), scratch);
-            if (r.st != tls13_opened::status::record || (r.type == tls_content::handshake && scratch[0] == 24))
+            if (r.st != tls13_opened::status::record ||
+                (r.type == tls_content::handshake && !only_whole_tickets({scratch.data(), r.plaintext})))
                 return give_up();
         }
         records_ = std::move(records);
@@ -242,6 +283,7 @@ tls_status tls_engine::result(int ret) noexcept {
     case SSL_ERROR_ZERO_RETURN:
         return tls_status::closed;
     default:
+        broken_ = true; // OpenSSL sent its alert, if any, and takes no close_notify after it
         error_ = ERR_get_error();
         // A failure OpenSSL put no code on (it should not happen with this BIO) still fails.
         if (error_ == 0) error_ = ERR_PACK(ERR_LIB_SSL, 0, SSL_R_UNEXPECTED_RECORD);
@@ -296,11 +338,21 @@ tls_status tls_engine::write(std::span<const std::uint8_t> data) noexcept {
         return tls_status::done;
     }
     ERR_clear_error();
+    const std::size_t total = data.size();
+    const std::size_t before = out_.size();
     std::size_t written = 0;
     while (!data.empty()) {
         int ret = SSL_write_ex(ssl_, data.data(), data.size(), &written);
         if (ret != 1) return result(ret);
         data = data.subspan(written);
+    }
+    if (detach_ && detach_->handshake_done && total > 0) {
+        // The records must be what tls13_records would have sealed, or the connection stays
+        // in OpenSSL: a context's max_send_fragment, split_send_fragment or record padding,
+        // which OpenSSL has no getter for, shows here (so does a KeyUpdate it sent).
+        const std::size_t fragment = negotiated_fragment(ssl_);
+        if (out_.size() - before != total + (total + fragment - 1) / fragment * tls13_records::overhead)
+            forgo_detach();
     }
     return tls_status::done;
 }
@@ -320,6 +372,12 @@ tls_status tls_engine::shutdown() noexcept {
     ERR_clear_error();
     int ret = SSL_shutdown(ssl_);
     return ret >= 0 ? tls_status::done : result(ret);
+}
+
+bool tls_engine::may_close_notify() const noexcept {
+    if (broken_) return false;
+    if (records_) return !sent_close_;
+    return SSL_is_init_finished(ssl_) && (SSL_get_shutdown(ssl_) & SSL_SENT_SHUTDOWN) == 0;
 }
 
 void tls_engine::settle() {

@@ -68,6 +68,7 @@ tls_status tls_engine::read_records(std::span<std::uint8_t> out, std::size_t& n)
         std::memcpy(out.data(), plain_.data() + plain_pos_, n);
         plain_pos_ += n;
         if (plain_pos_ == plain_.size()) {
+            OPENSSL_cleanse(plain_.data(), plain_.size());
             std::vector<std::uint8_t>().swap(plain_);
             plain_pos_ = 0;
         }
@@ -97,7 +98,7 @@ tls_status tls_engine::read_records(std::span<std::uint8_t> out, std::size_t& n)
         if (r.st == tls13_opened::status::failed) return fail(r.reason, r.alert);
         consume_input(r.consumed);
         // RFC 8446 §5.1: nothing comes between the records of one handshake message.
-        if (ticket_left_ > 0 && r.type != tls_content::handshake)
+        if (hs_head_size_ > 0 && r.type != tls_content::handshake)
             return fail(SSL_R_UNEXPECTED_RECORD, SSL_AD_UNEXPECTED_MESSAGE);
         const std::span<const std::uint8_t> content(to.data(), r.plaintext);
         if (r.type == tls_content::application_data && r.plaintext > 0) {
@@ -109,8 +110,11 @@ tls_status tls_engine::read_records(std::span<std::uint8_t> out, std::size_t& n)
                     plain_.assign(scratch.begin() + static_cast<std::ptrdiff_t>(n),
                                   scratch.begin() + static_cast<std::ptrdiff_t>(r.plaintext));
                 } catch (...) {
+                    OPENSSL_cleanse(scratch.data(), r.plaintext);
                     return fail(ERR_R_INTERNAL_ERROR, SSL_AD_INTERNAL_ERROR);
                 }
+                // The thread's scratch outlives the connection: no plaintext stays in it.
+                OPENSSL_cleanse(scratch.data(), r.plaintext);
                 plain_pos_ = 0;
             }
             return tls_status::done;
@@ -138,29 +142,43 @@ tls_status tls_engine::read_records(std::span<std::uint8_t> out, std::size_t& n)
 
 tls_status tls_engine::handshake_record(std::span<const std::uint8_t> content) noexcept {
     // After the handshake a client may send only KeyUpdate (RFC 8446 §4.6.3); a server also
-    // NewSessionTicket (§4.6.1), which a client outside OpenSSL cannot use and skips, even
-    // where it shares a record or runs on into the next. KeyUpdate ends its record (§5.1).
+    // NewSessionTicket (§4.6.1), which a client outside OpenSSL cannot use and skips. Messages
+    // may share a record and run on into the next (§5.1), headers too; a KeyUpdate ends its
+    // record, since the records after it are under the next key.
     if (content.empty()) return fail(SSL_R_BAD_HANDSHAKE_LENGTH, SSL_AD_DECODE_ERROR);
     while (!content.empty()) {
-        if (ticket_left_ > 0) {
-            const std::size_t n = std::min<std::size_t>(ticket_left_, content.size());
-            ticket_left_ -= static_cast<std::uint32_t>(n);
+        if (hs_head_size_ < hs_head_.size()) {
+            const std::size_t n = std::min(hs_head_.size() - hs_head_size_, content.size());
+            std::memcpy(hs_head_.data() + hs_head_size_, content.data(), n);
+            hs_head_size_ = static_cast<std::uint8_t>(hs_head_size_ + n);
             content = content.subspan(n);
+            if (hs_head_size_ < hs_head_.size()) break; // the rest of the header comes next record
+            hs_left_ = static_cast<std::uint32_t>(hs_head_[1]) << 16 | static_cast<std::uint32_t>(hs_head_[2]) << 8 |
+                       hs_head_[3];
+            if (hs_head_[0] == 24) {
+                if (hs_left_ != 1) return fail(SSL_R_BAD_KEY_UPDATE, SSL_AD_DECODE_ERROR);
+            } else if (hs_head_[0] != 4 || !client_) {
+                return fail(SSL_R_UNEXPECTED_MESSAGE, SSL_AD_UNEXPECTED_MESSAGE);
+            }
+            if (hs_left_ == 0) hs_head_size_ = 0;
             continue;
         }
-        if (content.size() < 4) return fail(SSL_R_BAD_HANDSHAKE_LENGTH, SSL_AD_DECODE_ERROR);
-        const std::uint32_t length = static_cast<std::uint32_t>(content[1]) << 16 | content[2] << 8 | content[3];
-        if (content[0] == 4 && client_) {
-            ticket_left_ = length;
-            content = content.subspan(4);
+        if (hs_head_[0] == 4) {
+            const std::size_t n = std::min<std::size_t>(hs_left_, content.size());
+            hs_left_ -= static_cast<std::uint32_t>(n);
+            content = content.subspan(n);
+            if (hs_left_ == 0) hs_head_size_ = 0;
             continue;
         }
-        if (content[0] != 24) return fail(SSL_R_UNEXPECTED_MESSAGE, SSL_AD_UNEXPECTED_MESSAGE);
-        if (length != 1 || content.size() != 5) return fail(SSL_R_BAD_KEY_UPDATE, SSL_AD_DECODE_ERROR);
-        if (content[4] > 1) return fail(SSL_R_BAD_KEY_UPDATE, SSL_AD_ILLEGAL_PARAMETER);
+        // The KeyUpdate's one byte of body.
+        const std::uint8_t request = content[0];
+        hs_head_size_ = 0;
+        hs_left_ = 0;
+        if (content.size() != 1) return fail(SSL_R_NOT_ON_RECORD_BOUNDARY, SSL_AD_UNEXPECTED_MESSAGE);
+        if (request > 1) return fail(SSL_R_BAD_KEY_UPDATE, SSL_AD_ILLEGAL_PARAMETER);
         if (!records_->update_read_key()) return fail(ERR_R_INTERNAL_ERROR, SSL_AD_INTERNAL_ERROR);
         // Answered once, before our next record, however many requests came meanwhile.
-        if (content[4] == 1) key_update_owed_ = true;
+        if (request == 1) key_update_owed_ = true;
         break;
     }
     return tls_status::done;

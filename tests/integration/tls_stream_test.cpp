@@ -625,7 +625,7 @@ BOOST_AUTO_TEST_CASE(after_release_records_from_a_hostile_peer_end_in_openssls_e
          }, "rekeyed", -1},
         {"a KeyUpdate with bytes after it in its record",
          [](records& r) { return sealed(r, std::string_view("\x18\x00\x00\x01\x00\x00", 6), content::handshake); },
-         "", SSL_R_BAD_KEY_UPDATE},
+         "", SSL_R_NOT_ON_RECORD_BOUNDARY},
         {"a KeyUpdate asking for value 2",
          [](records& r) { return sealed(r, std::string_view("\x18\x00\x00\x01\x02", 5), content::handshake); }, "",
          SSL_R_BAD_KEY_UPDATE},

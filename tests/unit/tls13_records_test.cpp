@@ -380,6 +380,48 @@ BOOST_AUTO_TEST_CASE(a_client_skips_session_tickets_that_share_a_record_or_span_
     BOOST_TEST(reason_of(*server) == SSL_R_UNEXPECTED_MESSAGE);
 }
 
+BOOST_AUTO_TEST_CASE(handshake_headers_cut_across_records_and_a_key_update_after_a_ticket_are_read) {
+    ends e;
+    std::vector<std::uint8_t> wire;
+    const auto add = [&](std::span<const std::uint8_t> content, tls_content type) {
+        auto r = seal(*e.a, content, type);
+        wire.insert(wire.end(), r.begin(), r.end());
+    };
+    auto two = ticket(20);
+    const auto second = ticket(9);
+    two.insert(two.end(), second.begin(), second.end());
+    // The second ticket's header in three records: 1 byte, 2 bytes, then the last and its body.
+    add(std::span(two).first(25), tls_content::handshake);
+    add(std::span(two).subspan(25, 2), tls_content::handshake);
+    add(std::span(two).subspan(27), tls_content::handshake);
+    auto with_update = ticket(5);
+    const std::uint8_t key_update[] = {24, 0, 0, 1, 1};
+    with_update.insert(with_update.end(), std::begin(key_update), std::end(key_update));
+    add(with_update, tls_content::handshake);
+    BOOST_REQUIRE(e.a->update_write_key());
+    add(as_span("after"), tls_content::application_data);
+    for (std::size_t piece : {std::size_t{1}, wire.size()}) {
+        BOOST_TEST_CONTEXT("lent " << piece << " bytes at a time") {
+            auto client = reader_of(true);
+            auto [got, st] = drain(*client, wire, piece, 64);
+            BOOST_TEST(got == "after");
+            BOOST_TEST((st == tls_status::need_input));
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(a_key_update_that_does_not_end_its_record_is_an_unexpected_message) {
+    ends e;
+    auto wire = seal(*e.a, std::string_view("\x18\x00\x00\x01\x00\x04", 6), tls_content::handshake);
+    auto client = reader_of(true);
+    auto [got, st] = drain(*client, wire, wire.size(), 64);
+    BOOST_TEST((st == tls_status::failed));
+    BOOST_TEST(reason_of(*client) == SSL_R_NOT_ON_RECORD_BOUNDARY);
+    auto alerts = open_all(*e.a, client->take_output());
+    BOOST_REQUIRE(alerts.size() == 1u);
+    BOOST_TEST((alerts[0] == std::vector<std::uint8_t>{2, SSL_AD_UNEXPECTED_MESSAGE}));
+}
+
 BOOST_AUTO_TEST_CASE(a_record_of_another_type_inside_a_ticket_and_an_empty_handshake_record_are_refused) {
     {
         ends e;
@@ -418,6 +460,23 @@ BOOST_AUTO_TEST_CASE(a_failed_record_queues_its_alert_and_nothing_is_written_aft
     const std::uint8_t byte = 1;
     BOOST_TEST((eng.write({&byte, 1}) == tls_status::failed));
     BOOST_TEST(reason_of(eng) == SSL_R_PROTOCOL_IS_SHUTDOWN);
+}
+
+BOOST_AUTO_TEST_CASE(a_fragment_limit_cuts_every_record_to_it) {
+    ends e;
+    e.a->limit_fragment(512);
+    const auto data = noise(3000, 5);
+    auto wire = seal(*e.a, data);
+    auto contents = open_all(*e.b, wire);
+    BOOST_TEST(contents.size() == 6u);
+    std::vector<std::uint8_t> joined;
+    for (const auto& c : contents) {
+        BOOST_TEST(c.size() <= 512u);
+        joined.insert(joined.end(), c.begin(), c.end());
+    }
+    BOOST_TEST((joined == data));
+    e.a->limit_fragment(1 << 20); // no more than TLS allows
+    BOOST_TEST(e.a->fragment_limit() == records_t::max_plaintext);
 }
 
 BOOST_AUTO_TEST_CASE(shutdown_sends_one_close_notify) {

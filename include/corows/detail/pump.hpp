@@ -27,6 +27,9 @@ namespace corows::detail {
 /// Closes the transport under `s` at once, whatever its layers.
 template <class Stream>
 void close_transport(Stream& s) noexcept {
+    // A stream with its own last words (TLS: the alert or close_notify) says them first,
+    // without waiting; a plain socket has none.
+    if constexpr (requires { s.flush_before_close(); }) s.flush_before_close();
     error_code ignored;
     auto& sock = s.lowest_layer();
     if constexpr (requires { sock.shutdown(asio::socket_base::shutdown_both, ignored); })

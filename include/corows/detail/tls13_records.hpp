@@ -62,8 +62,8 @@ public:
     /// Bytes one record adds to its content: header, content type, tag.
     static constexpr std::size_t overhead = 5 + 1 + 16;
 
-    /// Appends `data` to `out` as records of `type` of at most 16 KiB each (one empty record
-    /// for empty data); false if the cipher failed.
+    /// Appends `data` to `out` as records of `type` of at most the fragment limit each (one
+    /// empty record for empty data); false if the cipher failed.
     bool seal(std::span<const std::uint8_t> data, tls_content type, std::vector<std::uint8_t>& out);
     /// Opens the record at the start of `in` into `out`, which must hold max_plaintext + 1
     /// bytes or the record's ciphertext length, whichever is less; need_more until the whole
@@ -75,6 +75,12 @@ public:
     /// Bytes of the record at the start of `in`, its 5-byte header included (0 if that header
     /// is incomplete).
     static std::size_t record_size(std::span<const std::uint8_t> in) noexcept;
+
+    /// Seals at most `n` content bytes per record from now on (max_plaintext at most): the
+    /// limit a max_fragment_length extension (RFC 6066 §4) negotiated.
+    void limit_fragment(std::size_t n) noexcept { max_fragment_ = n < max_plaintext ? n : max_plaintext; }
+    /// The most content bytes seal() puts in one record.
+    std::size_t fragment_limit() const noexcept { return max_fragment_; }
 
     /// RFC 8446 §7.2: moves the receiving direction to its next traffic secret.
     bool update_read_key();
@@ -97,6 +103,7 @@ private:
     static bool take_tag(direction& d, std::uint8_t* tag) noexcept;
 
     tls13_suite suite_;
+    std::size_t max_fragment_ = max_plaintext;
     direction read_;
     direction write_;
 };

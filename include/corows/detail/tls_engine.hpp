@@ -6,6 +6,7 @@
 
 #include <corows/detail/tls13_records.hpp>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -62,10 +63,14 @@ public:
     /// Decrypts up to `out.size()` (> 0) bytes of application data into `out`; `n` is how
     /// many. done means n > 0.
     tls_status read(std::span<std::uint8_t> out, std::size_t& n) noexcept;
-    /// Encrypts all of `data` into the output (records of at most 16 KiB).
+    /// Encrypts all of `data` into the output (records of at most 16 KiB, or the limit the
+    /// peer negotiated).
     tls_status write(std::span<const std::uint8_t> data) noexcept;
     /// Queues a close_notify alert into the output.
     tls_status shutdown() noexcept;
+    /// True if close_notify may still go: the handshake is done and neither an alert (ours
+    /// or the peer's) nor close_notify ended the connection.
+    bool may_close_notify() const noexcept;
 
     /// Lends `ciphertext` received from the peer; it must stay valid until settle().
     void lend(std::span<const std::uint8_t> ciphertext) noexcept { loan_ = ciphertext; }
@@ -146,7 +151,11 @@ private:
     bool sent_close_ = false;
     bool broken_ = false;
     bool client_ = false;
-    std::uint32_t ticket_left_ = 0;        // bytes of a NewSessionTicket still to skip
+    // The post-handshake message being read (RFC 8446 §5.1: messages may share records and
+    // span them): its header as far as it came, and body bytes still to come.
+    std::array<std::uint8_t, 4> hs_head_{};
+    std::uint8_t hs_head_size_ = 0;
+    std::uint32_t hs_left_ = 0;
     std::span<const std::uint8_t> loan_;   // ciphertext lent for the current call
     std::vector<std::uint8_t> in_;         // ciphertext left over from a loan
     std::size_t in_pos_ = 0;               // how much of in_ OpenSSL has read
