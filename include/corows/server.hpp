@@ -294,8 +294,7 @@ private:
     };
 
     // One connection; it stays registered with its thread, and counted by the admission,
-    // while anyone holds it.
-    // A connection is made holding the handshake slot its serve() took.
+    // while anyone holds it. It is made holding the handshake slot its serve() took.
     struct connection : std::enable_shared_from_this<connection> {
         connection(Stream s, std::shared_ptr<const options> o, worker& w, detail::admission& a, std::string addr)
             : ws(std::move(s), std::move(o)), owner(&w), admitted(&a),

@@ -448,6 +448,7 @@ public:
     /// decision after read_request()) must end by `at`, else the connection times out; it
     /// then no longer applies once the handshake opens, refuses, or write_response() answers.
     /// A server sets it from accept, so that TLS and the upgrade share one handshake_timeout.
+    /// Call it on the connection's executor.
     void bound_handshake(std::chrono::steady_clock::time_point at) noexcept {
         s_->conn.bound_handshake(at);
         if (s_->conn.handshake_bounded()) s_->arm_timer(s_);
