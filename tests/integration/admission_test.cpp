@@ -10,9 +10,6 @@
 
 #include "server_thread.hpp"
 #include "test_asio.hpp"
-#if COROWS_HAS_TLS
-#include "certs.hpp"
-#endif
 
 #include <boost/test/unit_test.hpp>
 
@@ -156,15 +153,6 @@ asio::awaitable<std::chrono::milliseconds> honest_round(unsigned short port) {
     auto ws = co_await connect_ws_to(port, corows::options{});
     co_await expect_echo(ws, "honest");
     co_return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
-}
-
-// Sets `at` when `s` yields its first byte, or ends.
-template <class Stream>
-asio::awaitable<void> note_end(Stream& s, std::shared_ptr<std::optional<std::chrono::steady_clock::time_point>> at) {
-    char c;
-    corows::error_code ec;
-    co_await s.async_read_some(asio::buffer(&c, 1), asio::redirect_error(asio::use_awaitable, ec));
-    *at = std::chrono::steady_clock::now();
 }
 
 // CPU time of this process so far (every thread), for "the acceptor does not spin".
@@ -429,53 +417,6 @@ BOOST_AUTO_TEST_CASE(a_raw_handlers_decision_counts_within_the_handshake_deadlin
     BOOST_TEST(ok == 1u);
 }
 
-#if COROWS_HAS_TLS
-BOOST_AUTO_TEST_CASE(a_wss_handshake_has_one_deadline_for_tls_and_the_upgrade) {
-    // TLS done near the end of handshake_timeout, then a trickled request: the connection is
-    // closed at the deadline from accept, not a second timeout later.
-    using tls_socket = asio::ssl::stream<tcp::socket>;
-    auto sctx = corows::test::server_context(corows::test::loopback_cert());
-    auto cctx = corows::test::client_context(corows::test::loopback_cert());
-    corows::server_options o;
-    o.connection.handshake_timeout = 1500ms;
-    corows::basic_server<tls_socket> srv(o, [&sctx](tcp::socket s) { return tls_socket(std::move(s), sctx); });
-    auto port = srv.listen({asio::ip::make_address("127.0.0.1"), 0}).port();
-    std::thread runner([&] {
-        srv.run([](corows::websocket<tls_socket>& ws) -> asio::awaitable<void> {
-            corows::message m;
-            while (co_await ws.read_message(m)) co_await ws.write_message(m);
-        });
-    });
-    std::chrono::steady_clock::duration took{};
-    bool ended = false;
-    auto ok = run_clients(1, [&](std::size_t) -> asio::awaitable<void> {
-        auto ex = co_await asio::this_coro::executor;
-        tls_socket s(ex, cctx);
-        auto start = std::chrono::steady_clock::now();
-        co_await s.next_layer().async_connect({asio::ip::make_address("127.0.0.1"), port}, asio::use_awaitable);
-        co_await corows::test::sleep(1000ms);
-        co_await s.async_handshake(tls_socket::client, asio::use_awaitable);
-        const std::string head = upgrade_head("/");
-        // A reader notes when the server ends the connection while the request trickles.
-        auto closed_at = std::make_shared<std::optional<std::chrono::steady_clock::time_point>>();
-        asio::co_spawn(ex, note_end(s, closed_at), asio::detached);
-        corows::error_code ec;
-        for (std::size_t i = 0; i < head.size() - 2 && !ec && !*closed_at; ++i) {
-            co_await asio::async_write(s, asio::buffer(head.data() + i, 1), asio::redirect_error(asio::use_awaitable, ec));
-            co_await corows::test::sleep(50ms);
-        }
-        while (!*closed_at) co_await corows::test::sleep(10ms);
-        took = **closed_at - start;
-        ended = true;
-    }, 6s);
-    srv.stop(0ms);
-    runner.join();
-    BOOST_TEST(ok == 1u);
-    BOOST_TEST(ended, "the trickled request was still read");
-    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(took).count();
-    BOOST_TEST((ms >= 1400 && ms < 2250), "closed " << ms << " ms after connect; the deadline was 1500 ms");
-}
-#endif
 
 BOOST_AUTO_TEST_CASE(a_unix_server_sheds_squatters_too) {
     std::string dir = "/tmp/corows-adm-XXXXXX";
