@@ -6,6 +6,8 @@
 //   chat_server [--address 127.0.0.1] [--port 8080] [--threads 1] [--name NODE]
 //               [--redis HOST:PORT] [--redis-password P]
 //               [--drain-notice-ms 0] [--drain-window-ms 1000]
+//               [--max-connections N] [--max-connections-per-address N]
+//               [--max-handshakes N] [--handshake-timeout-ms N]
 //
 // Prints "listening on ADDR:PORT" once it accepts connections. SIGTERM or Ctrl-C drains it:
 // /healthz answers 503 for the notice, then every client is closed with 1012 (service
@@ -133,6 +135,7 @@ struct settings {
     std::string redis_password;
     long drain_notice_ms = 0;
     long drain_window_ms = 1000;
+    corows::server_options limits; // admission: only its limits are read
 };
 
 settings parse(int argc, char** argv) {
@@ -142,7 +145,8 @@ settings parse(int argc, char** argv) {
         if (i + 1 >= argc)
             throw std::invalid_argument("usage: chat_server [--address A] [--port N] [--threads N] [--name NODE] "
                                         "[--redis HOST:PORT] [--redis-password P] [--drain-notice-ms N] "
-                                        "[--drain-window-ms N]");
+                                        "[--drain-window-ms N] [--max-connections N] [--max-connections-per-address N] "
+                                        "[--max-handshakes N] [--handshake-timeout-ms N]");
         std::string value = argv[++i];
         if (arg == "--address") s.address = value;
         else if (arg == "--port") s.port = static_cast<unsigned short>(std::stoul(value));
@@ -152,6 +156,11 @@ settings parse(int argc, char** argv) {
         else if (arg == "--redis-password") s.redis_password = value;
         else if (arg == "--drain-notice-ms") s.drain_notice_ms = std::stol(value);
         else if (arg == "--drain-window-ms") s.drain_window_ms = std::stol(value);
+        else if (arg == "--max-connections") s.limits.max_connections = std::stoul(value);
+        else if (arg == "--max-connections-per-address") s.limits.max_connections_per_address = std::stoul(value);
+        else if (arg == "--max-handshakes") s.limits.max_handshakes = std::stoul(value);
+        else if (arg == "--handshake-timeout-ms")
+            s.limits.connection.handshake_timeout = std::chrono::milliseconds(std::stol(value));
         else throw std::invalid_argument("unknown argument " + std::string(arg));
     }
     return s;
@@ -164,6 +173,10 @@ int main(int argc, char** argv) {
         settings s = parse(argc, argv);
         corows::server_options o;
         o.threads = s.threads;
+        o.max_connections = s.limits.max_connections;
+        o.max_connections_per_address = s.limits.max_connections_per_address;
+        o.max_handshakes = s.limits.max_handshakes;
+        o.connection.handshake_timeout = s.limits.connection.handshake_timeout;
         o.connection.max_message_size = 64 * 1024;
         o.connection.deflate.enabled = true;
         corows::server srv(o);

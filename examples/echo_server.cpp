@@ -3,6 +3,8 @@
 //   echo_server [--address A] [--port N] [--threads N] [--deflate]
 //               [--deflate-preset shared|no_context_takeover|small_window|full_context]
 //               [--events | --as-tuple] [--cert FILE --key FILE]
+//               [--max-connections N] [--max-connections-per-address N]
+//               [--max-handshakes N] [--handshake-timeout-ms N]
 //
 // --events serves with callbacks (basic_server::run_events) instead of a coroutine per
 // connection: the same echo, with less memory per idle connection. --as-tuple reads and
@@ -35,6 +37,7 @@ struct settings {
     bool as_tuple = false;
     corows::deflate_preset preset = corows::deflate_preset::shared;
     std::string cert, key;
+    corows::server_options limits; // admission: only its limits are read
 };
 
 corows::deflate_preset parse_preset(std::string_view name) {
@@ -66,6 +69,11 @@ settings parse_args(int argc, char** argv) {
         }
         else if (arg == "--cert") s.cert = value();
         else if (arg == "--key") s.key = value();
+        else if (arg == "--max-connections") s.limits.max_connections = std::stoul(value());
+        else if (arg == "--max-connections-per-address") s.limits.max_connections_per_address = std::stoul(value());
+        else if (arg == "--max-handshakes") s.limits.max_handshakes = std::stoul(value());
+        else if (arg == "--handshake-timeout-ms")
+            s.limits.connection.handshake_timeout = std::chrono::milliseconds(std::stol(value()));
         else throw std::invalid_argument("unknown argument " + std::string(arg));
     }
     if (s.cert.empty() != s.key.empty()) throw std::invalid_argument("--cert and --key go together");
@@ -118,6 +126,10 @@ int main(int argc, char** argv) {
         settings s = parse_args(argc, argv);
         corows::server_options o;
         o.threads = s.threads;
+        o.max_connections = s.limits.max_connections;
+        o.max_connections_per_address = s.limits.max_connections_per_address;
+        o.max_handshakes = s.limits.max_handshakes;
+        o.connection.handshake_timeout = s.limits.connection.handshake_timeout;
         o.connection.max_message_size = 64 * 1024 * 1024;
         // The default preset (shared) accepts every legal permessage-deflate offer shape.
         o.connection.deflate = corows::deflate_preset_options(s.preset);

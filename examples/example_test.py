@@ -3,9 +3,9 @@
 
     example_test.py SCENARIO PROGRAM [OTHER_PROGRAM]
 
-Scenarios: echo, echo_deflate, echo_threads, echo_tls, echo_tls_browser, echo_client, chat, chat_threads,
-chat_browser, chat_slow_readers. Exits 0 on success,
-1 on failure, 77 (skipped) when a tool the scenario needs is missing.
+Scenarios: echo, echo_deflate, echo_threads, echo_limits, echo_tls, echo_tls_browser, echo_client, chat,
+chat_threads, chat_limits, chat_browser, chat_slow_readers. Exits 0 on success, 1 on failure, 77
+(skipped) when a tool the scenario needs is missing.
 """
 import asyncio
 import http.client
@@ -99,6 +99,48 @@ def scenario_echo(program):
         ext = asyncio.run(echo_round_trips(uri))
         check(ext == "", "extension negotiated without --deflate: %r" % ext)
         asyncio.run(echo_round_trips(uri, compression=None))
+        srv.stop()
+
+
+def upgrade_status(port):
+    """The status line's code of a raw upgrade request to 127.0.0.1:PORT."""
+    with socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) as s:
+        s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                  b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+        line = s.makefile("rb").readline().decode()
+    return int(line.split()[1]) if line.startswith("HTTP/1.1 ") else 0
+
+
+def scenario_echo_limits(program):
+    # The admission flags reach the server: one connection per address, so a second one gets
+    # 429 while the first is open, and 101 once it closed.
+    with Server(program, "--port", "0", "--max-connections-per-address", "1", "--max-connections", "100",
+                "--max-handshakes", "4", "--handshake-timeout-ms", "2000") as srv:
+        async def second_while_first_open():
+            async with websockets.connect("ws://127.0.0.1:%d/" % srv.port, compression=None) as ws:
+                await ws.send("first")
+                check(await ws.recv() == "first", "no echo")
+                return await asyncio.get_running_loop().run_in_executor(None, upgrade_status, srv.port)
+        status = asyncio.run(second_while_first_open())
+        check(status == 429, "a second connection from one address got %d, not 429" % status)
+        deadline = time.monotonic() + TIMEOUT
+        while (status := upgrade_status(srv.port)) != 101 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        check(status == 101, "once the first closed, a connection got %d" % status)
+        srv.stop()
+
+
+def scenario_chat_limits(program):
+    # chat_server (run_raw) takes the same admission flags: a second connection from one
+    # address gets 429 while a chat member is connected.
+    with Server(program, "--port", "0", "--max-connections-per-address", "1", "--handshake-timeout-ms", "2000") as srv:
+        async def second_while_member():
+            async with websockets.connect("ws://127.0.0.1:%d/chat?room=limits" % srv.port) as ws:
+                await ws.send("hello")
+                check(await ws.recv() == "hello", "no relay to the sender")
+                return await asyncio.get_running_loop().run_in_executor(None, upgrade_status, srv.port)
+        status = asyncio.run(second_while_member())
+        check(status == 429, "a second connection from one address got %d, not 429" % status)
         srv.stop()
 
 
@@ -622,11 +664,13 @@ def main():
         "echo": scenario_echo,
         "echo_deflate": scenario_echo_deflate,
         "echo_threads": scenario_echo_threads,
+        "echo_limits": scenario_echo_limits,
         "echo_tls": scenario_echo_tls,
         "echo_tls_browser": scenario_echo_tls_browser,
         "echo_client": scenario_echo_client,
         "chat": scenario_chat,
         "chat_threads": scenario_chat_threads,
+        "chat_limits": scenario_chat_limits,
         "chat_browser": scenario_chat_browser,
         "chat_slow_readers": scenario_chat_slow_readers,
     }[scenario](*programs)

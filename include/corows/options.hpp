@@ -27,7 +27,8 @@ struct options {
     /// A server writes unfragmented, uncompressed messages of at least this size straight from
     /// the caller's memory instead of copying them into the queue.
     std::size_t direct_write_threshold = 64 * 1024;
-    /// Time allowed for the opening handshake; zero: unlimited.
+    /// Time allowed for the opening handshake; zero: unlimited. A server counts it once from
+    /// accept, for the TLS handshake and the upgrade together (see basic_server).
     std::chrono::milliseconds handshake_timeout{10'000};
     /// Time allowed for the peer to answer a close frame and close TCP; zero: unlimited.
     std::chrono::milliseconds close_timeout{5'000};

@@ -53,13 +53,18 @@ struct server_options {
     /// descriptor limit (RLIMIT_NOFILE's soft limit when run() starts) less a reserve of a
     /// tenth, at least 32, for the refusals and the process's own files.
     std::size_t max_connections = 0;
-    /// Connections from one remote address beyond which a new one is answered 429. 0 (the
-    /// default): no limit, because behind a reverse proxy or a NAT every client shares one
-    /// address; set it where clients connect directly.
+    /// Connections (from accept to close, handshakes included) from one remote address beyond
+    /// which a new one is answered 429 at accept, before it takes a handshake slot. IPv6 peers
+    /// count by their /64, IPv4-mapped ones as IPv4. 0 (the default): no limit, because behind
+    /// a reverse proxy or a NAT every client shares one address; set it where clients connect
+    /// directly. A Unix server has no addresses: no limit.
     std::size_t max_connections_per_address = 0;
-    /// Opening handshakes (TLS and HTTP upgrade) in progress beyond which accepting pauses,
-    /// leaving new connections in the kernel's queue, until one ends; 0: no limit. Each lasts
-    /// at most connection.handshake_timeout.
+    /// Connections in their opening handshake at once: from accept until the WebSocket opens
+    /// or the request is refused; with run_raw(), until the handler accepts, refuses, answers
+    /// with write_response(), or returns. Accepting never pauses: a new connection beyond it
+    /// sheds (aborts) the handshake of its thread that has waited longest (basic_server::shed()
+    /// counts them), so that squatters cannot keep honest clients waiting. 0: no limit. All of
+    /// a handshake, TLS included, must end within connection.handshake_timeout from accept.
     std::size_t max_handshakes = 512;
     /// Grace period of stop() without an argument.
     std::chrono::milliseconds stop_timeout{5'000};
@@ -242,6 +247,9 @@ public:
     asio::io_context::executor_type get_executor() noexcept { return workers_[0]->ctx.get_executor(); }
     /// The settings given at construction.
     const server_options& get_options() const noexcept { return opts_; }
+    /// Connections aborted in their opening handshake so far to give its slot to a newer one
+    /// (server_options::max_handshakes); from any thread.
+    std::size_t shed() const noexcept { return shed_.load(std::memory_order_relaxed); }
 
 private:
     using acceptor_type = typename protocol_type::acceptor;
@@ -252,10 +260,13 @@ private:
     // that it outlives the abandoned coroutines that unregister from it as they are destroyed.
     struct worker {
         // Connections of this thread, from accept to handler end: a list through the
-        // connections themselves, so registering one allocates nothing.
+        // connections themselves, so registering one allocates nothing. Those holding a
+        // handshake slot come first, oldest first, up to held_last: shedding takes `first`.
         connection* first = nullptr;
         connection* last = nullptr;
+        connection* held_last = nullptr;
         std::size_t live = 0;
+        std::atomic<std::size_t> holding{0}; // slots held here, read by other threads' shedding
         asio::io_context ctx{1};
         std::vector<acceptor_type> acceptors;
         asio::steady_timer deadline{ctx};
@@ -267,8 +278,6 @@ private:
         bool stopping = false; // stop has reached this thread
         bool finished = false; // this thread's run() is over or about to be
         std::size_t refusing = 0; // 503/429 answers being written
-        std::vector<asio::steady_timer*> slot_waiters; // accept loops paused for a handshake slot
-        std::atomic<bool> slot_wanted{false};           // some are: wake them when a slot frees
 
         // Ends this thread's run() once stopping and nothing of the server is left.
         void maybe_finish() {
@@ -278,42 +287,66 @@ private:
             finished = true;
             deadline.cancel();
             tick.cancel();
-            wake_slot_waiters();
             work.reset();
             // Anything else still queued (the user's signal_set, say) must not keep run() going.
             ctx.stop();
         }
-        void wake_slot_waiters() {
-            for (auto* t : slot_waiters) t->cancel();
-        }
     };
 
     // One connection; it stays registered with its thread, and counted by the admission,
-    // while anyone holds it.
+    // while anyone holds it. It is made holding the handshake slot its serve() took.
     struct connection : std::enable_shared_from_this<connection> {
         connection(Stream s, std::shared_ptr<const options> o, worker& w, detail::admission& a, std::string addr)
-            : ws(std::move(s), std::move(o)), owner(&w), prev(w.last), admitted(&a),
+            : ws(std::move(s), std::move(o)), owner(&w), admitted(&a),
               address(addr.empty() ? nullptr : std::make_unique<const std::string>(std::move(addr))) {
-            (prev ? prev->next : w.first) = this;
-            w.last = this;
+            link_after(w.held_last);
+            w.held_last = this;
+            holds_slot = true;
+            owner->holding.fetch_add(1, std::memory_order_relaxed);
             ++w.live;
         }
         connection(const connection&) = delete;
         connection& operator=(const connection&) = delete;
         ~connection() {
+            if (leave_slot()) admitted->end_handshake();
             admitted->release(address ? *address : std::string());
-            (prev ? prev->next : owner->first) = next;
-            (next ? next->prev : owner->last) = prev;
+            unlink();
             --owner->live;
             owner->maybe_finish();
         }
 
+        // Gives up the handshake slot (true if it held one): moves behind the holders. The
+        // caller uncounts it, or hands it to a newer connection.
+        bool leave_slot() noexcept {
+            if (!holds_slot) return false;
+            holds_slot = false;
+            owner->holding.fetch_sub(1, std::memory_order_relaxed);
+            if (owner->held_last == this) owner->held_last = prev;
+            unlink();
+            link_after(owner->last);
+            return true;
+        }
+
         connection_type ws;
         worker* owner;
-        connection* prev;
+        connection* prev = nullptr;
         connection* next = nullptr;
         detail::admission* admitted;
         std::unique_ptr<const std::string> address; // the admission's key; none without a per-address limit
+        bool holds_slot = false;
+
+    private:
+        void link_after(connection* after) noexcept {
+            prev = after;
+            next = after ? after->next : owner->first;
+            (prev ? prev->next : owner->first) = this;
+            (next ? next->prev : owner->last) = this;
+        }
+        void unlink() noexcept {
+            (prev ? prev->next : owner->first) = next;
+            (next ? next->prev : owner->last) = prev;
+            prev = next = nullptr;
+        }
     };
 
     static server_options make_options(const options& connection, std::size_t threads) {
@@ -382,28 +415,18 @@ private:
         }
     }
 
+    // Accepts without pause, whatever the handshakes in progress: a connection left in the
+    // kernel's queue cannot be told from a squatter, one accepted can (see take_slot()).
     asio::awaitable<void> accept_loop(acceptor_type& acceptor, worker& w, std::size_t index) {
-        asio::steady_timer slot(w.ctx);
         struct accepting_guard {
             worker& w;
-            asio::steady_timer* slot;
             ~accepting_guard() {
-                std::erase(w.slot_waiters, slot);
                 --w.accepting;
                 w.maybe_finish();
             }
-        } guard{w, &slot};
-        w.slot_waiters.push_back(&slot);
+        } guard{w};
         std::size_t next = index;
         for (;;) {
-            // With every handshake slot taken, new connections wait in the kernel's queue.
-            while (!admission_->handshake_slot_free() && !w.stopping) {
-                w.slot_wanted.store(true);
-                if (admission_->handshake_slot_free()) break; // freed before the flag was seen
-                error_code ignored;
-                slot.expires_after(std::chrono::seconds(1));
-                co_await slot.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
-            }
             if (w.stopping || !acceptor.is_open()) break;
             worker& target = per_thread_acceptors() ? w : *workers_[next++ % workers_.size()];
             error_code ec;
@@ -428,17 +451,54 @@ private:
             case detail::refusal::connections: refuse_connection(std::move(sock), target, 503); continue;
             case detail::refusal::per_address: refuse_connection(std::move(sock), target, 429); continue;
             }
-            admission_->begin_handshake();
-            asio::co_spawn(target.ctx, serve(std::move(sock), target, std::move(address)),
+            asio::co_spawn(target.ctx, serve(std::move(sock), target, std::move(address), clock_type::now()),
                            [this](std::exception_ptr e) { report(e); });
         }
     }
 
-    // Wakes the accept loops paused for a handshake slot, on every thread.
-    void handshake_ended() {
-        if (!admission_->end_handshake()) return;
-        for (auto& w : workers_)
-            if (w->slot_wanted.exchange(false)) asio::post(w->ctx, [wp = w.get()] { wp->wake_slot_waiters(); });
+    using clock_type = std::chrono::steady_clock;
+
+    // On `w`'s thread, for a connection about to be made there: counts its handshake. With
+    // every slot taken, the oldest handshake of this thread hands over its slot and is
+    // aborted (unless it ended meanwhile: a run_raw() handler that answered, say). Squatters
+    // are accepted first and so shed first, while an honest handshake, done in a round trip,
+    // is shed only if max_handshakes newer connections arrive before its request.
+    void take_slot(worker& w) {
+        if (admission_->try_begin_handshake()) return;
+        if (w.first && w.first->holds_slot) {
+            shed_oldest(w);
+            return;
+        }
+        // This thread holds none: count one beyond the limit, and have the thread holding the
+        // most give one back.
+        admission_->begin_handshake();
+        worker* most = nullptr;
+        for (auto& o : workers_)
+            if (o.get() != &w && (!most || o->holding.load(std::memory_order_relaxed) >
+                                               most->holding.load(std::memory_order_relaxed)))
+                most = o.get();
+        if (most && most->holding.load(std::memory_order_relaxed) != 0)
+            asio::post(most->ctx, [this, most] {
+                if (!most->finished && most->first && most->first->holds_slot) {
+                    shed_oldest(*most);
+                    admission_->end_handshake();
+                }
+            });
+    }
+
+    // On `w`'s thread: the oldest holder of a slot gives it up (to the caller, who counts it
+    // anew or not), aborted if its handshake was still going on.
+    void shed_oldest(worker& w) {
+        auto old = w.first->shared_from_this();
+        old->leave_slot();
+        if (!old->ws.handshake_bounded()) return;
+        shed_.fetch_add(1, std::memory_order_relaxed);
+        old->ws.abort();
+    }
+
+    // On `c`'s thread: its handshake ended; the slot goes back to the count.
+    void release_slot(connection& c) noexcept {
+        if (c.leave_slot()) admission_->end_handshake();
     }
 
     // Answers a connection over a limit and closes it, without reading its request. Plain TCP
@@ -463,30 +523,20 @@ private:
         }
     }
 
-    asio::awaitable<void> serve(socket_type sock, worker& w, std::string address) {
-        // The handshake slot taken by the accept loop is given back once, however this ends.
-        struct handshake_slot {
-            basic_server* s;
-            void end() {
-                if (auto* held = std::exchange(s, nullptr)) held->handshake_ended();
-            }
-            ~handshake_slot() { end(); }
-        } slot{this};
+    asio::awaitable<void> serve(socket_type sock, worker& w, std::string address, clock_type::time_point accepted) {
+        // The connection holds its handshake slot until its handshake ends (release_slot), it
+        // is shed, or it is destroyed.
+        take_slot(w);
         auto c = std::make_shared<connection>(make_stream_(std::move(sock)), connection_opts_, w, *admission_,
                                               std::move(address));
+        // One deadline from accept for the TLS handshake, the upgrade, and a raw handler's
+        // decision: the connection's own timer enforces it in every phase.
+        const auto limit = opts_.connection.handshake_timeout;
+        c->ws.bound_handshake(limit.count() > 0 ? accepted + limit : clock_type::time_point::max());
         if (w.stopping) co_return;
         if constexpr (requires(Stream& s) { s.async_handshake(Stream::server, asio::use_awaitable); }) {
             error_code ec;
-            asio::steady_timer limit(w.ctx);
-            if (opts_.connection.handshake_timeout.count() > 0) {
-                limit.expires_after(opts_.connection.handshake_timeout);
-                limit.async_wait([weak = std::weak_ptr<connection>(c)](error_code e) {
-                    if (e) return;
-                    if (auto c = weak.lock()) c->ws.abort();
-                });
-            }
             co_await c->ws.next_layer().async_handshake(Stream::server, asio::redirect_error(asio::use_awaitable, ec));
-            limit.cancel();
             if (ec || w.stopping) co_return;
         }
         if (!raw_) {
@@ -497,8 +547,8 @@ private:
             // own state is not needed for the records after it. A raw handler, which routes
             // on the request itself, decides that for itself.
             if constexpr (requires(Stream& s) { s.release_openssl(); }) c->ws.next_layer().release_openssl();
+            release_slot(*c);
         }
-        slot.end();
         if (events_) {
             // The driver holds the connection (through its websocket) until on_close returns.
             auto& ws = c->ws;
@@ -517,6 +567,7 @@ private:
 
     // A handler that returns or throws is done with its connection: close it properly.
     void handler_done(std::shared_ptr<connection> c, std::exception_ptr failure) {
+        release_slot(*c); // a raw handler that returned without accepting
         if (failure && !is_closed_error(failure)) report(failure);
         if (!c->ws.is_open()) return;
         auto code = failure ? close_code::internal_error : close_code::normal;
@@ -567,7 +618,6 @@ private:
             error_code ignored;
             a.close(ignored);
         }
-        w.wake_slot_waiters();
         // Open connections get a close handshake, in turn over the window; ones still in
         // their opening handshake (or serving plain HTTP in run_raw) are cut.
         std::vector<std::weak_ptr<connection>> open;
@@ -619,6 +669,7 @@ private:
     std::unique_ptr<detail::admission> admission_; // made by run(); outlives the workers' connections
     std::atomic<bool> started_{false};
     std::atomic<bool> stop_requested_{false};
+    std::atomic<std::size_t> shed_{0};
     std::vector<detail::socket_file> socket_files_; // listen()'s Unix socket files, removed last
     std::vector<std::unique_ptr<worker>> workers_;
 };

@@ -444,6 +444,18 @@ public:
     error_code start_close(std::uint16_t code = 1000, std::string_view reason = {});
     /// Closes the transport at once, without a close handshake.
     void abort() noexcept { s_->close_transport_now(); }
+    /// Server, before the handshake: all of it (every read and write, and the application's
+    /// decision after read_request()) must end by `at`, else the connection times out; it
+    /// then no longer applies once the handshake opens, refuses, or write_response() answers.
+    /// A server sets it from accept, so that TLS and the upgrade share one handshake_timeout.
+    /// Call it on the connection's executor.
+    void bound_handshake(std::chrono::steady_clock::time_point at) noexcept {
+        s_->conn.bound_handshake(at);
+        if (s_->conn.handshake_bounded()) s_->arm_timer(s_);
+    }
+    /// True while the deadline of bound_handshake() binds: the handshake has not opened, been
+    /// refused, answered with write_response(), nor lost its transport.
+    bool handshake_bounded() const noexcept { return !s_->transport_closed && s_->conn.handshake_bounded(); }
 
 private:
     template <class S>

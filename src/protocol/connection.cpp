@@ -22,7 +22,8 @@ connection::connection(std::shared_ptr<const options> opts)
 
 void connection::begin_handshake(clock::time_point now) noexcept {
     auto t = opts_->handshake_timeout;
-    timeout_at_ = t.count() > 0 ? now + t : clock::time_point::max();
+    auto at = t.count() > 0 ? now + t : clock::time_point::max();
+    timeout_at_ = bounded_ ? std::min(timeout_at_, at) : at;
 }
 
 void connection::open(role r, std::string subprotocol, const std::optional<deflate_params>& params,
@@ -36,6 +37,7 @@ void connection::open(role r, std::string subprotocol, const std::optional<defla
     }
     if (!subprotocol.empty() || params) agreed_ = std::make_unique<agreement>(agreement{std::move(subprotocol), params});
     state_ = connection_state::open;
+    bounded_ = false;
     last_rx_ = now;
     timeout_at_ = clock::time_point::max();
 }

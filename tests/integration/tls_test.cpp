@@ -19,6 +19,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -127,6 +128,14 @@ corows::options with_deflate(corows::options o) {
     o.deflate.enabled = true;
     o.deflate.threshold = 0;
     return o;
+}
+
+// Sets `at` when `s` yields its first byte, or ends.
+asio::awaitable<void> note_end(tls_socket& s, std::shared_ptr<std::optional<std::chrono::steady_clock::time_point>> at) {
+    char c;
+    corows::error_code ec;
+    co_await s.async_read_some(asio::buffer(&c, 1), asio::redirect_error(asio::use_awaitable, ec));
+    *at = std::chrono::steady_clock::now();
 }
 
 } // namespace
@@ -501,6 +510,62 @@ BOOST_AUTO_TEST_CASE(client_stream_switches_alternatives) {
     s = corows::client_stream(io.get_executor());
     BOOST_TEST(!s.is_tls());
     BOOST_TEST((s.get_executor() == io.get_executor()));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// The admission case that needs TLS (the rest are in admission_test.cpp): this file is built
+// only where OpenSSL is.
+BOOST_AUTO_TEST_SUITE(admission)
+
+BOOST_AUTO_TEST_CASE(a_wss_handshake_has_one_deadline_for_tls_and_the_upgrade) {
+    // TLS done near the end of handshake_timeout, then a trickled request: the connection is
+    // closed at the deadline from accept, not a second timeout later.
+    auto sctx = server_context(loopback_cert());
+    auto cctx = client_context(loopback_cert());
+    corows::server_options o;
+    o.connection.handshake_timeout = 1500ms;
+    corows::basic_server<tls_socket> srv(o, [&sctx](tcp::socket s) { return tls_socket(std::move(s), sctx); });
+    auto port = srv.listen({asio::ip::make_address("127.0.0.1"), 0}).port();
+    std::thread runner([&] {
+        srv.run([](corows::websocket<tls_socket>& ws) -> asio::awaitable<void> {
+            corows::message m;
+            while (co_await ws.read_message(m)) co_await ws.write_message(m);
+        });
+    });
+    std::chrono::steady_clock::duration took{};
+    bool ended = false;
+    bool ok = false;
+    loop l;
+    l.spawn("client", [&]() -> asio::awaitable<void> {
+        auto ex = co_await asio::this_coro::executor;
+        tls_socket s(ex, cctx);
+        auto start = std::chrono::steady_clock::now();
+        co_await s.next_layer().async_connect({asio::ip::make_address("127.0.0.1"), port}, asio::use_awaitable);
+        co_await corows::test::sleep(1000ms);
+        co_await s.async_handshake(tls_socket::client, asio::use_awaitable);
+        const std::string head = "GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                                 "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n";
+        // A reader notes when the server ends the connection while the request trickles.
+        auto closed_at = std::make_shared<std::optional<std::chrono::steady_clock::time_point>>();
+        asio::co_spawn(ex, note_end(s, closed_at), asio::detached);
+        corows::error_code ec;
+        for (std::size_t i = 0; i < head.size() - 2 && !ec && !*closed_at; ++i) {
+            co_await asio::async_write(s, asio::buffer(head.data() + i, 1), asio::redirect_error(asio::use_awaitable, ec));
+            co_await corows::test::sleep(50ms);
+        }
+        while (!*closed_at) co_await corows::test::sleep(10ms);
+        took = **closed_at - start;
+        ended = true;
+        ok = true;
+    });
+    l.run(6s);
+    srv.stop(0ms);
+    runner.join();
+    BOOST_TEST(ok);
+    BOOST_TEST(ended, "the trickled request was still read");
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(took).count();
+    BOOST_TEST((ms >= 1400 && ms < 2250), "closed " << ms << " ms after connect; the deadline was 1500 ms");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -329,6 +329,31 @@ BOOST_AUTO_TEST_CASE(handshake_timeout) {
     BOOST_TEST(c.write_status() == make_error_code(corows::error::timeout));
 }
 
+BOOST_AUTO_TEST_CASE(a_bounded_handshake_keeps_one_deadline_through_every_phase) {
+    // A server's deadline from accept: later phases and a pause keep it, an answer ends it.
+    corows::options o;
+    o.handshake_timeout = milliseconds(500);
+    corows::connection c(settings(o));
+    c.bound_handshake(t0 + milliseconds(500));
+    BOOST_TEST(c.handshake_bounded());
+    c.begin_handshake(t0 + milliseconds(300)); // the upgrade after a TLS handshake of 300 ms
+    BOOST_TEST((c.deadline() == t0 + milliseconds(500)), "a later phase moved the deadline");
+    c.pause_handshake();
+    BOOST_TEST((c.deadline() == t0 + milliseconds(500)), "the application's decision stopped the deadline");
+    BOOST_TEST((c.on_timer(t0 + milliseconds(500)) == corows::timer_outcome::timed_out));
+    BOOST_TEST(c.error() == make_error_code(corows::error::timeout));
+    BOOST_TEST(!c.handshake_bounded(), "a connection that timed out is still in its handshake");
+
+    corows::connection answered(settings(o));
+    answered.bound_handshake(t0 + milliseconds(500));
+    answered.end_handshake_bound();
+    BOOST_TEST(!answered.handshake_bounded());
+    answered.begin_handshake(t0 + milliseconds(400)); // the next request of a kept-alive connection
+    BOOST_TEST((answered.deadline() == t0 + milliseconds(900)));
+    answered.pause_handshake();
+    BOOST_TEST((answered.deadline() == clock_type::time_point::max()));
+}
+
 BOOST_AUTO_TEST_CASE(traffic_moves_the_idle_timeout) {
     corows::options o;
     o.idle_timeout = milliseconds(100);

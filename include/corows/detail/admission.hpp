@@ -41,7 +41,8 @@ inline std::size_t connections_for_descriptor_limit() noexcept {
 enum class refusal { none, connections, per_address };
 
 /// The counters; thread-safe. A connection is counted from admit() to release(), a handshake
-/// from begin_handshake() to end_handshake().
+/// from try_begin_handshake() (or begin_handshake()) to end_handshake(); a handshake shed to
+/// make room hands its count to the newer one, uncounting nothing.
 class admission {
 public:
     /// Counts against `limits`.
@@ -84,16 +85,20 @@ public:
         if (it != by_address_.end() && --it->second == 0) by_address_.erase(it);
     }
 
-    /// True while a new handshake may begin.
-    bool handshake_slot_free() const noexcept {
-        return limits_.handshakes == 0 || handshaking_.load(std::memory_order_relaxed) < limits_.handshakes;
+    /// Counts a handshake in progress if a slot is free; false (nothing counted) when all
+    /// are taken.
+    bool try_begin_handshake() noexcept {
+        auto n = handshaking_.load(std::memory_order_relaxed);
+        do {
+            if (limits_.handshakes != 0 && n >= limits_.handshakes) return false;
+        } while (!handshaking_.compare_exchange_weak(n, n + 1, std::memory_order_relaxed));
+        return true;
     }
-    /// Counts a handshake in progress.
+    /// Counts a handshake in progress even beyond the limit (its thread had none to shed:
+    /// another thread gives one back).
     void begin_handshake() noexcept { handshaking_.fetch_add(1, std::memory_order_relaxed); }
-    /// Uncounts one; true when this freed a slot of a full count (then waiting acceptors go on).
-    bool end_handshake() noexcept {
-        return handshaking_.fetch_sub(1, std::memory_order_relaxed) == limits_.handshakes && limits_.handshakes != 0;
-    }
+    /// Uncounts one.
+    void end_handshake() noexcept { handshaking_.fetch_sub(1, std::memory_order_relaxed); }
 
     /// Connections counted now.
     std::size_t open() const noexcept { return open_.load(std::memory_order_relaxed); }

@@ -85,13 +85,25 @@ void open_listener(Acceptor& a, const Endpoint& e, bool reuse_port, int backlog)
     a.listen(backlog);
 }
 
-/// The key of the per-address connection limit for `sock`: its peer's IP address; empty for
-/// a Unix domain socket, whose peers have none. Sets `ec` if the peer is gone already.
+/// The key of the per-address connection limit for a peer at `a`: an IPv4 address as it is
+/// (also when IPv4-mapped into IPv6); an IPv6 address by its /64, since one host or site
+/// commonly holds a whole /64 and could otherwise take a fresh address per connection.
+inline std::string address_key(const asio::ip::address& a) {
+    if (!a.is_v6()) return a.to_string();
+    const auto v6 = a.to_v6();
+    if (v6.is_v4_mapped()) return asio::ip::make_address_v4(asio::ip::v4_mapped, v6).to_string();
+    auto bytes = v6.to_bytes();
+    for (std::size_t i = 8; i < bytes.size(); ++i) bytes[i] = 0;
+    return asio::ip::address_v6(bytes).to_string() + "/64";
+}
+
+/// The key of the per-address connection limit for `sock`: address_key() of its peer; empty
+/// for a Unix domain socket, whose peers have none. Sets `ec` if the peer is gone already.
 template <class Socket>
 std::string peer_address(const Socket& sock, error_code& ec) {
     if constexpr (is_tcp<typename Socket::protocol_type>) {
         auto peer = sock.remote_endpoint(ec);
-        return ec ? std::string() : peer.address().to_string();
+        return ec ? std::string() : address_key(peer.address());
     } else {
         ec.clear();
         return {};

@@ -122,6 +122,9 @@ asio::awaitable<error_code> write_response(std::shared_ptr<pump<Stream>> s, std:
     // the middle of its frames.
     if (s->conn.state() != connection_state::connecting || s->transport_closed)
         co_return make_error_code(asio::error::operation_not_supported);
+    // An answer ends the server's handshake deadline (and frees its slot): a kept-alive
+    // connection's next request gets a timeout of its own.
+    s->conn.end_handshake_bound();
     handshake_phase(s);
     error_code ec;
     co_await asio::async_write(s->stream, asio::buffer(text), asio::redirect_error(asio::use_awaitable, ec));

@@ -104,14 +104,31 @@ public:
 
     // ------------------------------------------------------------------ opening handshake
 
-    /// The handshake starts at `now`: handshake_timeout runs from here.
+    /// A phase of the handshake starts at `now`: handshake_timeout runs from here, but never
+    /// past a deadline set by bound_handshake().
     void begin_handshake(clock::time_point now) noexcept;
+    /// The whole opening handshake must be over by `at` (a server's deadline from accept, so
+    /// that the TLS handshake and the upgrade share one timeout): later phases and
+    /// pause_handshake() keep it, until end_handshake_bound() or open(). Only while connecting.
+    void bound_handshake(clock::time_point at) noexcept {
+        if (state_ != connection_state::connecting) return;
+        bounded_ = true;
+        timeout_at_ = at;
+    }
+    /// The application answered the request itself (plain HTTP): bound_handshake()'s deadline
+    /// no longer applies, each later phase gets handshake_timeout of its own.
+    void end_handshake_bound() noexcept { bounded_ = false; }
+    /// True while bound_handshake()'s deadline binds: still connecting, not answered.
+    bool handshake_bounded() const noexcept { return bounded_ && state_ == connection_state::connecting; }
     /// The handshake succeeded as `r`: messages flow from now on, compressed as `params` say.
     void open(role r, std::string subprotocol, const std::optional<deflate_params>& params,
               clock::time_point now);
     /// The application decides about a request it read (a custom server's routing or
-    /// authentication): no handshake timeout runs until begin_handshake() again.
-    void pause_handshake() noexcept { timeout_at_ = clock::time_point::max(); }
+    /// authentication): no handshake timeout runs until begin_handshake() again, except the
+    /// deadline of bound_handshake(), which still holds.
+    void pause_handshake() noexcept {
+        if (!bounded_) timeout_at_ = clock::time_point::max();
+    }
 
     // ------------------------------------------------------------------ receiving
 
@@ -282,6 +299,7 @@ private:
     bool close_received_ = false;
     bool timed_out_ = false;
     bool direct_ = false;
+    bool bounded_ = false; // bound_handshake()'s deadline is in timeout_at_ (fills the padding)
 };
 
 } // namespace corows
