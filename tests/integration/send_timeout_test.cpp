@@ -275,8 +275,9 @@ BOOST_AUTO_TEST_CASE(send_buffer_size_is_set_on_both_ends) {
     }, 20s);
     BOOST_REQUIRE(ok == 1u);
     BOOST_TEST(wait_until([&] { return server_side != -1; }, 5s));
-    BOOST_TEST(server_side == static_cast<int>(2 * 32 * KiB));
-    BOOST_TEST(client_side == static_cast<int>(2 * 24 * KiB));
+    // Linux doubles it; other kernels (and gVisor's) report it as set.
+    BOOST_TEST((server_side == static_cast<int>(32 * KiB) || server_side == static_cast<int>(2 * 32 * KiB)));
+    BOOST_TEST((client_side == static_cast<int>(24 * KiB) || client_side == static_cast<int>(2 * 24 * KiB)));
     BOOST_TEST(client_default != client_side); // 0 leaves the kernel's default
 }
 
