@@ -267,9 +267,12 @@ public:
     /// The completion condition of every transport write: Asio's transfer_all that also
     /// tells the connection of each write_some that moved bytes. The send timeout counts
     /// progress, not whole writes, so a large message to a slow but steady reader is not cut.
-    auto noting_progress() noexcept {
-        return [c = &conn](const error_code& ec, std::size_t n) {
-            if (!ec && n) c->output_progress(clock::now());
+    /// With the write's `total`, the write_some that completes it reads no clock
+    /// (output_written() follows); a direct write's parts pass none, since the next part's
+    /// deadline runs on from the last.
+    auto noting_progress(std::size_t total = SIZE_MAX) noexcept {
+        return [c = &conn, total](const error_code& ec, std::size_t n) {
+            if (!ec && n != 0 && n < total) c->output_progress(clock::now());
             return asio::transfer_all()(ec, n);
         };
     }
@@ -441,16 +444,20 @@ private:
         };
         auto bytes = q.bytes.data();
         if (!q.has_shared()) {
-            asio::async_write(stream, asio::buffer(bytes.data() + sent, bytes.size() - sent), noting_progress(),
-                              std::move(done));
+            asio::async_write(stream, asio::buffer(bytes.data() + sent, bytes.size() - sent),
+                              noting_progress(bytes.size() - sent), std::move(done));
             return;
         }
         // Encoded bytes and shared frames interleaved, in queue order, in one gather write.
         if (!gather_) gather_ = std::make_unique<std::vector<asio::const_buffer>>();
         auto& gather = *gather_;
         gather.clear();
-        q.for_each_piece([&](std::span<const std::uint8_t> piece) { gather.emplace_back(piece.data(), piece.size()); });
-        asio::async_write(stream, std::span<const asio::const_buffer>(gather), noting_progress(), std::move(done));
+        std::size_t total = 0;
+        q.for_each_piece([&](std::span<const std::uint8_t> piece) {
+            gather.emplace_back(piece.data(), piece.size());
+            total += piece.size();
+        });
+        asio::async_write(stream, std::span<const asio::const_buffer>(gather), noting_progress(total), std::move(done));
     }
 
     // Plain TCP: hands `q`'s bytes to the kernel at once, without an asynchronous write.
