@@ -61,6 +61,7 @@ public:
         case error::proxy_refused: return "the proxy refused the tunnel";
         case error::proxy_auth_failed: return "the proxy needs credentials or refused them";
         case error::proxy_protocol_error: return "malformed, unexpected or oversized data from the proxy";
+        case error::send_timeout: return "send timeout: the peer took none of the queued output within options::send_timeout";
         }
         return "unknown corows error";
     }
@@ -97,6 +98,7 @@ close_code close_code_for(std::error_code ec) noexcept {
     case error::inflate_failed:
     case error::bad_compressed_frame: return close_code::protocol_error;
     case error::timeout: return close_code::going_away;
+    case error::send_timeout: return close_code::policy_violation;
     default: return close_code::internal_error;
     }
 }

@@ -66,6 +66,8 @@ enum class error {
     proxy_refused,          ///< the HTTP proxy answered CONNECT with a status other than 2xx or 407
     proxy_auth_failed,      ///< the proxy wants credentials (407, SOCKS5) or refused the ones sent
     proxy_protocol_error,   ///< the proxy sent malformed, unexpected or oversized data
+    // --- connection (appended) ---
+    send_timeout,           ///< output made no progress for options::send_timeout: the peer stopped reading
 };
 
 /// The category of corows::error values; name() is "corows".
@@ -94,7 +96,8 @@ enum class close_code : std::uint16_t {
     tls_failed = 1015,       ///< never sent
 };
 
-/// The close code a peer must be sent when a read fails with `ec` (1002, 1007, 1009 or 1011).
+/// The close code a peer must be sent when the connection fails with `ec` (1002, 1007, 1008
+/// for send_timeout, 1009 or 1011).
 close_code close_code_for(std::error_code ec) noexcept;
 
 /// True if `code` may appear in a close frame on the wire (RFC 6455 §7.4).

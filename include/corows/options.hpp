@@ -40,6 +40,11 @@ struct options {
     /// default keeps an honest quiet peer inside idle_timeout, and traffic on the connection
     /// inside the 60 s idle timeouts of common proxies (nginx, AWS's load balancers).
     std::chrono::milliseconds ping_interval{25'000};
+    /// The connection is closed (1008, "too slow: send timeout", error::send_timeout) when
+    /// output waits this long without the peer taking a byte of it: a peer that stopped
+    /// reading must not pin what it was sent until idle_timeout. A large message written
+    /// slowly but steadily is not cut, since every byte taken counts as progress. Zero: never.
+    std::chrono::milliseconds send_timeout{30'000};
     /// permessage-deflate: off unless deflate.enabled.
     deflate_options deflate{};
     /// Limits on the HTTP head of the handshake.
@@ -48,6 +53,11 @@ struct options {
     std::vector<std::string> subprotocols{};
     /// Disable Nagle's algorithm: the send queue already batches small frames.
     bool tcp_nodelay = true;
+    /// The TCP socket's kernel send buffer (SO_SNDBUF), set when the connection opens; Linux
+    /// doubles the value for its bookkeeping. A small one makes a peer that stopped reading
+    /// stall our writes (and meet send_timeout) after kilobytes rather than megabytes. Zero:
+    /// the kernel's default (which autotunes).
+    std::size_t send_buffer_size = 0;
     /// Client: connect() races its TCP connection attempts to a name's addresses (Happy
     /// Eyeballs, RFC 8305): the next address is tried this long after the one before unless
     /// that one connected (at once if it failed), families alternating. 250 ms is RFC 8305

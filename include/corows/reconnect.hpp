@@ -146,6 +146,8 @@ private:
             // got no close frame from the server: as good as dropped.
             r.close_code = s.ws.close_code() != 0 ? s.ws.close_code() : 1006;
             r.close_reason = std::string(s.ws.close_reason());
+            r.close = s.ws.closed_why();
+            if (r.close.code == 0) r.close.code = 1006; // closed under us, as the line above
         }
         r.message = r.close_code == 0 ? std::string("the application left the connection open")
                                       : "the connection closed with " + std::to_string(r.close_code);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <corows/asio.hpp>
+#include <corows/close_info.hpp>
 #include <corows/detail/initiate.hpp>
 #include <corows/detail/pump.hpp>
 #include <corows/error.hpp>
@@ -166,8 +167,9 @@ struct event_handlers {
     /// with send(); reading pauses while the write queue is at options::write_queue_limit.
     std::function<void(websocket<Stream>&, const message&)> on_message;
     /// The connection is over (its transport closed); called once. `why` is error::closed
-    /// after a close handshake or a lost peer (close_code() tells which: 1006 for lost), or
-    /// what failed the connection (a protocol violation, error::timeout).
+    /// after a close handshake or a lost peer, or what failed the connection (a protocol
+    /// violation, error::timeout, error::send_timeout); ws.closed_why() has the whole story
+    /// (which side closed, the close code and reason).
     std::function<void(websocket<Stream>&, error_code why)> on_close;
     /// A callback threw `e`; the connection is then closed with 1011.
     std::function<void(websocket<Stream>&, std::exception_ptr e)> on_error;
@@ -243,6 +245,10 @@ public:
     std::uint16_t close_code() const noexcept { return s_->conn.peer_code(); }
     /// The peer's close reason.
     std::string_view close_reason() const noexcept { return s_->conn.peer_reason(); }
+    /// Why the connection ended (or is ending), however it did: the first close frame
+    /// (either side's: a send timeout reports our 1008 "too slow: send timeout"), 1006 if
+    /// neither side sent one, and the error reads and writes report; code 0 while open.
+    close_info closed_why() const { return s_->conn.closed_why(); }
     /// The protocol state this websocket drives (read-only: for inspection and tests).
     const connection& protocol() const noexcept { return s_->conn; }
     /// A handle through which any thread can send to this connection or close it, safely

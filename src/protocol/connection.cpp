@@ -11,6 +11,10 @@ namespace {
 // they fill the space, so a large message costs few reads.
 constexpr std::size_t max_read_size = 256 * 1024;
 
+// The close reason a send timeout queues. "too slow" first, as the hub's slow-consumer close:
+// both tell a peer that it did not keep up with what it was sent.
+constexpr std::string_view send_timeout_reason = "too slow: send timeout";
+
 } // namespace
 
 connection::connection(std::shared_ptr<const options> opts)
@@ -126,8 +130,12 @@ void connection::release_idle_buffers(message* m, bool keep_receive_buffer) noex
 
 void connection::peer_closed(const read_result& r) {
     close_received_ = true;
+    peer_closed_first_ = !close_sent_;
     peer_code_ = r.code;
-    if (!r.reason.empty()) peer_reason_ = std::make_unique<std::string>(r.reason);
+    if (!r.reason.empty()) {
+        if (!reasons_) reasons_ = std::make_unique<close_reasons>();
+        reasons_->peer = std::string(r.reason);
+    }
     if (!close_sent_) {
         // Echo the peer's code (RFC 6455 §5.5.1); a close without a code gets none.
         bool has_code = r.code != static_cast<std::uint16_t>(close_code::no_status);
@@ -171,15 +179,43 @@ void connection::end(std::error_code why) noexcept {
 
 void connection::queue_close(std::uint16_t code, std::string_view reason) {
     close_sent_ = true;
+    sent_code_ = code != 0 ? code : static_cast<std::uint16_t>(close_code::no_status);
+    if (code != 0 && !reason.empty()) {
+        if (!reasons_) reasons_ = std::make_unique<close_reasons>();
+        reasons_->ours = std::string(truncate_utf8(reason, max_close_reason));
+    }
     writer_.append_close(out(), code, reason);
+}
+
+std::error_code connection::closed_error() const noexcept {
+    if (!timed_out_) return error::closed;
+    return error_ == error::send_timeout ? error_ : make_error_code(error::timeout);
+}
+
+close_info connection::closed_why() const {
+    close_info i;
+    i.error = error_;
+    if (close_sent_ && !peer_closed_first_) {
+        i.code = sent_code_;
+        if (reasons_) i.reason = reasons_->ours;
+    } else if (close_received_) {
+        i.code = peer_code_;
+        if (reasons_) i.reason = reasons_->peer;
+        i.remote = true;
+    } else if (state_ == connection_state::closed) {
+        // Neither side's close frame: the transport went (the peer's doing, unless a timeout
+        // of ours cut it).
+        i.code = static_cast<std::uint16_t>(close_code::abnormal);
+        i.remote = !timed_out_;
+    }
+    return i;
 }
 
 // ---------------------------------------------------------------------- sending
 
 std::error_code connection::write_status() const noexcept {
     if (write_error_) return write_error_;
-    if (state_ != connection_state::open || close_sent_)
-        return timed_out_ ? make_error_code(error::timeout) : make_error_code(error::closed);
+    if (state_ != connection_state::open || close_sent_) return closed_error();
     return {};
 }
 
@@ -273,6 +309,18 @@ void connection::write_failed(std::error_code ec) noexcept {
     pending_.clear();
     inflight_.clear();
     pong_at_ = no_pong;
+    output_done();
+}
+
+void connection::output_progress(clock::time_point now) noexcept {
+    // Only while open: a closing connection's close_timeout bounds its last writes, and
+    // timeout_at_ holds that deadline then.
+    auto t = opts_->send_timeout;
+    if (state_ == connection_state::open && t.count() > 0) timeout_at_ = now + t;
+}
+
+void connection::output_done() noexcept {
+    if (state_ == connection_state::open) timeout_at_ = clock::time_point::max();
 }
 
 void connection::release_write_buffers() noexcept {
@@ -295,12 +343,16 @@ connection::clock::time_point connection::deadline() const noexcept {
     auto ping = opts_->ping_interval;
     if (idle.count() > 0) d = std::min(d, last_rx_ + idle);
     if (ping.count() > 0 && !close_sent_) d = std::min(d, std::max(last_rx_, last_ping_) + ping);
-    return d;
+    return std::min(d, timeout_at_); // the send deadline, if a write is stalled
 }
 
 timer_outcome connection::on_timer(clock::time_point now) {
     if (now < deadline()) return timer_outcome::none;
     if (state_ == connection_state::open) {
+        if (now >= timeout_at_) {
+            send_timed_out();
+            return timer_outcome::timed_out;
+        }
         auto idle = opts_->idle_timeout;
         if (idle.count() <= 0 || now - last_rx_ < idle) {
             // Only the keepalive was due: any byte received counts as life, and a ping asks
@@ -312,6 +364,16 @@ timer_outcome connection::on_timer(clock::time_point now) {
     }
     time_out();
     return timer_outcome::timed_out;
+}
+
+void connection::send_timed_out() {
+    // The peer takes nothing, so this close frame cannot reach it (it waits behind a frame
+    // half written); queued all the same, it is what closed_why() and the driver report.
+    timeout_at_ = clock::time_point::max();
+    timed_out_ = true;
+    peer_code_ = static_cast<std::uint16_t>(close_code::abnormal);
+    queue_close(static_cast<std::uint16_t>(close_code::policy_violation), send_timeout_reason);
+    end(error::send_timeout);
 }
 
 void connection::time_out() noexcept {

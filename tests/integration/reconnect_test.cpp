@@ -160,6 +160,10 @@ BOOST_AUTO_TEST_CASE(a_client_comes_back_after_a_server_restart) {
         }
         BOOST_TEST((rc.reason().kind == disconnect_kind::closed));
         BOOST_TEST(rc.reason().close_code == 1000);
+        // The client closed first: close_info says it was us, with our reason.
+        BOOST_TEST(rc.reason().close.code == 1000);
+        BOOST_TEST(rc.reason().close.reason == "done");
+        BOOST_TEST(!rc.reason().close.remote);
     }, 30'000ms);
     restarter.join();
     BOOST_TEST(hooks.load() == 2);
@@ -167,6 +171,8 @@ BOOST_AUTO_TEST_CASE(a_client_comes_back_after_a_server_restart) {
     BOOST_TEST((second.previous.kind == disconnect_kind::closed));
     BOOST_TEST(second.previous.close_code == 1012);
     BOOST_TEST(second.previous.close_reason == "service restart");
+    BOOST_TEST(second.previous.close.code == 1012);
+    BOOST_TEST(second.previous.close.remote);
     BOOST_REQUIRE(restarted.load());
     // Waits of at most 300, 600, 1200 ms while the port is closed: back well within 5 s.
     BOOST_TEST_MESSAGE("back " << ms(back_at - restarted_at) << " ms after the restart, after " << second.attempts
@@ -307,6 +313,10 @@ BOOST_AUTO_TEST_CASE(a_normal_close_or_a_policy_violation_ends_the_loop) {
                 BOOST_TEST((rc.reason().kind == disconnect_kind::closed));
                 BOOST_TEST(rc.reason().close_code == code);
                 BOOST_TEST(rc.reason().close_reason == "bye " + std::to_string(code));
+                BOOST_TEST(rc.reason().close.code == code);
+                BOOST_TEST(rc.reason().close.reason == "bye " + std::to_string(code));
+                BOOST_TEST(rc.reason().close.remote);
+                BOOST_TEST(rc.reason().close.error == make_error_code(corows::error::closed));
             }, 20'000ms);
         }
     }

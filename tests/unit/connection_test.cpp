@@ -574,4 +574,238 @@ BOOST_AUTO_TEST_CASE(direct_writes_hold_back_data_frames) {
     BOOST_TEST(!client->goes_direct(1 << 20, false));
 }
 
+// ---------------------------------------------------------------------- the send timeout
+
+namespace {
+
+// Only the send timeout runs: no idle timeout or keepalive to hide it.
+corows::options send_timeout_only(milliseconds t) {
+    corows::options o;
+    o.send_timeout = t;
+    o.idle_timeout = milliseconds(0);
+    o.ping_interval = milliseconds(0);
+    return o;
+}
+
+constexpr auto never = clock_type::time_point::max();
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(the_send_deadline_runs_only_while_a_write_waits_for_the_peer) {
+    auto c = open_connection(role::server, send_timeout_only(milliseconds(500)));
+    BOOST_TEST((c->deadline() == never));
+    // A write the transport takes at once never starts the clock.
+    BOOST_REQUIRE(!c->send_message(corows::message_kind::text, str("x"), false));
+    BOOST_TEST((c->deadline() == never));
+    output(*c);
+    BOOST_TEST((c->deadline() == never));
+    // One that waits does, from when it began waiting.
+    BOOST_REQUIRE(!c->send_message(corows::message_kind::text, str("y"), false));
+    c->take_output();
+    c->output_progress(t0 + milliseconds(10));
+    BOOST_TEST((c->deadline() == t0 + milliseconds(510)));
+    c->output_written();
+    BOOST_TEST((c->deadline() == never));
+    BOOST_TEST((c->on_timer(t0 + milliseconds(5000)) == corows::timer_outcome::none));
+    BOOST_TEST((c->state() == connection_state::open));
+}
+
+BOOST_AUTO_TEST_CASE(progress_moves_the_send_deadline) {
+    auto c = open_connection(role::server, send_timeout_only(milliseconds(500)));
+    BOOST_REQUIRE(!c->send_message(corows::message_kind::binary, bytes(100000, 7), false));
+    c->take_output();
+    c->output_progress(t0);
+    // The peer takes a little every 400 ms: slower than the whole write's 500 ms, never cut.
+    for (int i = 1; i <= 10; ++i) {
+        auto now = t0 + milliseconds(400 * i);
+        BOOST_TEST((c->on_timer(now) == corows::timer_outcome::none));
+        c->output_progress(now);
+        BOOST_TEST((c->deadline() == now + milliseconds(500)));
+    }
+    BOOST_TEST((c->state() == connection_state::open));
+    BOOST_TEST(!c->write_status());
+}
+
+BOOST_AUTO_TEST_CASE(a_stalled_write_ends_the_connection_with_1008_send_timeout) {
+    auto c = open_connection(role::server, send_timeout_only(milliseconds(500)));
+    BOOST_REQUIRE(!c->send_message(corows::message_kind::binary, bytes(1000, 7), false));
+    c->take_output();
+    c->output_progress(t0 + milliseconds(100));
+    BOOST_TEST((c->on_timer(t0 + milliseconds(599)) == corows::timer_outcome::none));
+    BOOST_TEST((c->on_timer(t0 + milliseconds(600)) == corows::timer_outcome::timed_out));
+    BOOST_TEST((c->state() == connection_state::closed));
+    BOOST_TEST(c->timed_out());
+    BOOST_TEST(c->close_sent());
+    BOOST_TEST(c->error() == make_error_code(corows::error::send_timeout));
+    BOOST_TEST(c->closed_error() == make_error_code(corows::error::send_timeout));
+    BOOST_TEST(c->write_status() == make_error_code(corows::error::send_timeout));
+    BOOST_TEST(c->peer_code() == 1006); // the peer sent no close frame
+    BOOST_TEST((c->deadline() == never));
+    corows::close_info why = c->closed_why();
+    BOOST_TEST(why.code == 1008);
+    BOOST_TEST(why.reason == "too slow: send timeout");
+    BOOST_TEST(why.error == make_error_code(corows::error::send_timeout));
+    BOOST_TEST(!why.remote);
+    BOOST_TEST(why.ended());
+    // The 1008 is queued behind the stalled write, best effort: were that write to finish,
+    // these bytes would follow it.
+    c->output_written();
+    BOOST_TEST(output(*c) == cat({bytes{0x88, 24, 0x03, 0xf0}, str("too slow: send timeout")}));
+}
+
+BOOST_AUTO_TEST_CASE(a_client_masks_its_send_timeout_close) {
+    auto c = open_connection(role::client, send_timeout_only(milliseconds(500)));
+    BOOST_REQUIRE(!c->send_message(corows::message_kind::text, str("x"), false));
+    c->take_output();
+    c->output_progress(t0);
+    BOOST_TEST((c->on_timer(t0 + milliseconds(500)) == corows::timer_outcome::timed_out));
+    c->output_written();
+    bytes out = output(*c);
+    BOOST_REQUIRE(out.size() == 2u + 4u + 24u);
+    BOOST_TEST(out[0] == 0x88);
+    BOOST_TEST(out[1] == (0x80 | 24));
+}
+
+BOOST_AUTO_TEST_CASE(a_send_timeout_of_zero_never_fires) {
+    auto c = open_connection(role::server, send_timeout_only(milliseconds(0)));
+    BOOST_REQUIRE(!c->send_message(corows::message_kind::text, str("x"), false));
+    c->take_output();
+    c->output_progress(t0);
+    BOOST_TEST((c->deadline() == never));
+    BOOST_TEST((c->on_timer(t0 + std::chrono::hours(24)) == corows::timer_outcome::none));
+    BOOST_TEST((c->state() == connection_state::open));
+}
+
+BOOST_AUTO_TEST_CASE(the_send_deadline_joins_the_idle_and_keepalive_ones) {
+    corows::options o;
+    o.send_timeout = milliseconds(500);
+    o.idle_timeout = milliseconds(2000);
+    o.ping_interval = milliseconds(1000);
+    auto c = open_connection(role::server, o);
+    BOOST_TEST((c->deadline() == t0 + milliseconds(1000)));
+    BOOST_REQUIRE(!c->send_message(corows::message_kind::text, str("x"), false));
+    c->take_output();
+    c->output_progress(t0 + milliseconds(100));
+    BOOST_TEST((c->deadline() == t0 + milliseconds(600)));
+    c->output_progress(t0 + milliseconds(900));
+    BOOST_TEST((c->deadline() == t0 + milliseconds(1000))); // the keepalive comes first again
+    BOOST_TEST((c->on_timer(t0 + milliseconds(1000)) == corows::timer_outcome::ping));
+    BOOST_TEST((c->on_timer(t0 + milliseconds(1400)) == corows::timer_outcome::timed_out));
+    BOOST_TEST(c->error() == make_error_code(corows::error::send_timeout));
+}
+
+BOOST_AUTO_TEST_CASE(a_direct_write_is_watched_until_it_ends) {
+    auto c = open_connection(role::server, send_timeout_only(milliseconds(500)));
+    c->begin_direct();
+    c->output_progress(t0);
+    BOOST_TEST((c->deadline() == t0 + milliseconds(500)));
+    // A pong written between its fragments does not end the watch.
+    receive(*c, frame(0x89, str("p")));
+    events(*c);
+    output(*c);
+    BOOST_TEST((c->deadline() == t0 + milliseconds(500)));
+    c->end_direct();
+    BOOST_TEST((c->deadline() == never));
+    // A failed write ends it too.
+    c->begin_direct();
+    c->output_progress(t0);
+    c->end_direct();
+    BOOST_REQUIRE(!c->send_message(corows::message_kind::text, str("x"), false));
+    c->take_output();
+    c->output_progress(t0);
+    c->write_failed(make_error_code(std::errc::broken_pipe));
+    BOOST_TEST((c->deadline() == never));
+}
+
+BOOST_AUTO_TEST_CASE(once_closing_the_close_timeout_bounds_a_stalled_write) {
+    corows::options o = send_timeout_only(milliseconds(500));
+    o.close_timeout = milliseconds(300);
+    auto c = open_connection(role::server, o);
+    BOOST_REQUIRE(!c->send_message(corows::message_kind::text, str("x"), false));
+    c->take_output();
+    c->output_progress(t0);
+    BOOST_REQUIRE(!c->start_close(1000, "bye", t0 + milliseconds(100)));
+    c->output_progress(t0 + milliseconds(200)); // progress does not extend the close timeout
+    BOOST_TEST((c->deadline() == t0 + milliseconds(400)));
+    BOOST_TEST((c->on_timer(t0 + milliseconds(400)) == corows::timer_outcome::timed_out));
+    BOOST_TEST(c->error() == make_error_code(corows::error::timeout));
+    corows::close_info why = c->closed_why();
+    BOOST_TEST(why.code == 1000);
+    BOOST_TEST(why.reason == "bye");
+    BOOST_TEST(!why.remote);
+}
+
+// ---------------------------------------------------------------------- closed_why()
+
+BOOST_AUTO_TEST_CASE(closed_why_names_the_first_close_whoever_sent_it) {
+    {
+        auto c = open_connection(role::server);
+        BOOST_TEST(!c->closed_why().ended());
+        receive(*c, frame(0x88, close_payload(4001, "bye")));
+        events(*c);
+        auto why = c->closed_why();
+        BOOST_TEST(why.code == 4001);
+        BOOST_TEST(why.reason == "bye");
+        BOOST_TEST(why.remote);
+        BOOST_TEST(why.error == make_error_code(corows::error::closed));
+        BOOST_TEST(why.describe() == "closed by the peer with 4001 (bye)");
+    }
+    {
+        auto c = open_connection(role::client);
+        BOOST_REQUIRE(!c->start_close(1001, "going", t0));
+        BOOST_TEST(c->closed_why().code == 1001); // closing: known before the answer
+        BOOST_TEST(!c->closed_why().error);
+        receive(*c, frame(0x88, close_payload(1000, "ok"), false));
+        events(*c);
+        c->receive_closed();
+        auto why = c->closed_why();
+        BOOST_TEST(why.code == 1001);
+        BOOST_TEST(why.reason == "going");
+        BOOST_TEST(!why.remote);
+        BOOST_TEST(why.error == make_error_code(corows::error::closed));
+    }
+    {
+        auto c = open_connection(role::server);
+        BOOST_REQUIRE(!c->start_close(0, "", t0));
+        BOOST_TEST(c->closed_why().code == 1005);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(closed_why_without_close_frames_and_after_a_violation) {
+    {
+        auto c = open_connection(role::server);
+        c->receive_closed();
+        auto why = c->closed_why();
+        BOOST_TEST(why.code == 1006);
+        BOOST_TEST(why.remote);
+        BOOST_TEST(why.error == make_error_code(corows::error::closed));
+    }
+    {
+        corows::options o;
+        o.idle_timeout = milliseconds(100);
+        o.ping_interval = milliseconds(0);
+        auto c = open_connection(role::server, o);
+        BOOST_TEST((c->on_timer(t0 + milliseconds(100)) == corows::timer_outcome::timed_out));
+        auto why = c->closed_why();
+        BOOST_TEST(why.code == 1006);
+        BOOST_TEST(!why.remote);
+        BOOST_TEST(why.error == make_error_code(corows::error::timeout));
+    }
+    {
+        auto c = open_connection(role::server);
+        receive(*c, frame(0x83, {})); // reserved opcode
+        events(*c);
+        auto why = c->closed_why();
+        BOOST_TEST(why.code == 1002);
+        BOOST_TEST(why.reason == make_error_code(corows::error::reserved_opcode).message());
+        BOOST_TEST(!why.remote);
+        BOOST_TEST(why.error == make_error_code(corows::error::reserved_opcode));
+    }
+}
+
+BOOST_AUTO_TEST_CASE(send_timeout_maps_to_1008) {
+    BOOST_TEST((corows::close_code_for(corows::error::send_timeout) == corows::close_code::policy_violation));
+    BOOST_TEST(make_error_code(corows::error::send_timeout).message().find("send timeout") == 0u);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -19,7 +19,7 @@ BOOST_AUTO_TEST_CASE(codes_have_category_and_message) {
 BOOST_AUTO_TEST_CASE(every_code_has_its_own_message) {
     std::set<std::string> seen;
     for (int v = static_cast<int>(corows::error::reserved_opcode);
-         v <= static_cast<int>(corows::error::proxy_protocol_error); ++v) {
+         v <= static_cast<int>(corows::error::send_timeout); ++v) {
         auto msg = corows::make_error_code(static_cast<corows::error>(v)).message();
         BOOST_TEST(msg != "unknown corows error");
         BOOST_TEST(seen.insert(msg).second, "duplicate message: " << msg);
@@ -35,6 +35,7 @@ BOOST_AUTO_TEST_CASE(appended_codes_keep_the_old_values) {
     BOOST_TEST(static_cast<int>(corows::error::redis_protocol_error) == 47);
     BOOST_TEST(static_cast<int>(corows::error::proxy_refused) == 48);
     BOOST_TEST(static_cast<int>(corows::error::proxy_protocol_error) == 50);
+    BOOST_TEST(static_cast<int>(corows::error::send_timeout) == 51);
     BOOST_TEST(corows::make_error_code(corows::error::upgrade_with_body).message() ==
                "upgrade request with a body");
 }
@@ -43,6 +44,7 @@ BOOST_AUTO_TEST_CASE(close_codes_for_errors) {
     using corows::close_code;
     BOOST_TEST((corows::close_code_for(corows::error::invalid_utf8) == close_code::invalid_payload));
     BOOST_TEST((corows::close_code_for(corows::error::message_too_big) == close_code::message_too_big));
+    BOOST_TEST((corows::close_code_for(corows::error::send_timeout) == close_code::policy_violation));
     BOOST_TEST((corows::close_code_for(corows::error::frame_too_big) == close_code::message_too_big));
     BOOST_TEST((corows::close_code_for(corows::error::reserved_opcode) == close_code::protocol_error));
     BOOST_TEST((corows::close_code_for(corows::error::inflate_failed) == close_code::protocol_error));

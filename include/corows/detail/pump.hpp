@@ -222,13 +222,13 @@ public:
     bool drained() const noexcept { return drained_; }
 
     /// What a reader reports once the connection ended: the first time, why it ended (a
-    /// violation, a timeout, error::closed); afterwards error::closed or error::timeout.
+    /// violation, a timeout, error::closed); afterwards conn.closed_error().
     error_code end_report() noexcept {
         if (!end_reported) {
             end_reported = true;
             if (auto ec = conn.error()) return ec;
         }
-        return make_error_code(conn.timed_out() ? error::timeout : error::closed);
+        return conn.closed_error();
     }
 
     // ------------------------------------------------------------------ the writer
@@ -258,10 +258,26 @@ public:
     /// Bytes accepted for sending and not yet written (see write_queue::size()).
     std::size_t queued() const noexcept { return conn.queued(); }
 
-    /// A direct write (a large message from the caller's memory) takes the transport.
-    void begin_direct() noexcept {
+    /// A direct write (a large message from the caller's memory) takes the transport; the
+    /// send timeout watches it from now.
+    void begin_direct(const std::shared_ptr<pump>& self) {
         writing_ = true;
         conn.begin_direct();
+        conn.output_progress(clock::now());
+        arm_timer(self);
+    }
+
+    /// The completion condition of every transport write: Asio's transfer_all that also
+    /// tells the connection of each write_some that moved bytes. The send timeout counts
+    /// progress, not whole writes, so a large message to a slow but steady reader is not cut.
+    /// With the write's `total`, the write_some that completes it reads no clock
+    /// (output_written() follows); a direct write's parts pass none, since the next part's
+    /// deadline runs on from the last.
+    auto noting_progress(std::size_t total = SIZE_MAX) noexcept {
+        return [c = &conn, total](const error_code& ec, std::size_t n) {
+            if (!ec && n != 0 && n < total) c->output_progress(clock::now());
+            return asio::transfer_all()(ec, n);
+        };
     }
     /// The direct write is over (`ec` its outcome): the background writer may go on.
     void end_direct(const std::shared_ptr<pump>& self, error_code ec) {
@@ -279,7 +295,7 @@ public:
     /// A transport write failed with `ec`: what the caller sees (why we closed it, if we did).
     error_code closed_by_us(error_code ec) const noexcept {
         if (!transport_closed) return ec;
-        return make_error_code(conn.timed_out() ? error::timeout : error::closed);
+        return conn.closed_error();
     }
 
     // ------------------------------------------------------------------ waiting and waking
@@ -413,6 +429,9 @@ private:
             write_pending(self); // nothing was queued meanwhile: this ends the turn
             return;
         }
+        // The kernel did not take it all: from here the send timeout watches the peer take it.
+        conn.output_progress(clock::now());
+        arm_timer(self);
         auto done = [self](error_code ec, std::size_t) {
             if (ec) {
                 self->conn.write_failed(self->closed_by_us(ec));
@@ -428,15 +447,20 @@ private:
         };
         auto bytes = q.bytes.data();
         if (!q.has_shared()) {
-            asio::async_write(stream, asio::buffer(bytes.data() + sent, bytes.size() - sent), std::move(done));
+            asio::async_write(stream, asio::buffer(bytes.data() + sent, bytes.size() - sent),
+                              noting_progress(bytes.size() - sent), std::move(done));
             return;
         }
         // Encoded bytes and shared frames interleaved, in queue order, in one gather write.
         if (!gather_) gather_ = std::make_unique<std::vector<asio::const_buffer>>();
         auto& gather = *gather_;
         gather.clear();
-        q.for_each_piece([&](std::span<const std::uint8_t> piece) { gather.emplace_back(piece.data(), piece.size()); });
-        asio::async_write(stream, std::span<const asio::const_buffer>(gather), std::move(done));
+        std::size_t total = 0;
+        q.for_each_piece([&](std::span<const std::uint8_t> piece) {
+            gather.emplace_back(piece.data(), piece.size());
+            total += piece.size();
+        });
+        asio::async_write(stream, std::span<const asio::const_buffer>(gather), noting_progress(total), std::move(done));
     }
 
     // Plain TCP: hands `q`'s bytes to the kernel at once, without an asynchronous write.

@@ -9,6 +9,9 @@
 #include <corows/protocol/handshake.hpp>
 #include <corows/protocol/http.hpp>
 
+#include <algorithm>
+#include <climits>
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -61,12 +64,15 @@ template <class Stream>
 void opened(const std::shared_ptr<pump<Stream>>& s, role r, std::string subprotocol,
             const std::optional<deflate_params>& params) {
     s->conn.open(r, std::move(subprotocol), params, connection::clock::now());
-    if (s->conn.settings().tcp_nodelay) {
-        auto& sock = s->stream.lowest_layer();
-        // set_option() takes any option at compile time; only TCP has this one.
-        if constexpr (tcp_transport<std::remove_cvref_t<decltype(sock)>>) {
-            error_code ignored;
-            sock.set_option(asio::ip::tcp::no_delay(true), ignored);
+    auto& sock = s->stream.lowest_layer();
+    // set_option() takes any option at compile time; only TCP has these.
+    if constexpr (tcp_transport<std::remove_cvref_t<decltype(sock)>>) {
+        const options& o = s->conn.settings();
+        error_code ignored;
+        if (o.tcp_nodelay) sock.set_option(asio::ip::tcp::no_delay(true), ignored);
+        if (o.send_buffer_size != 0) {
+            auto n = std::min<std::size_t>(o.send_buffer_size, static_cast<std::size_t>(INT_MAX));
+            sock.set_option(asio::socket_base::send_buffer_size(static_cast<int>(n)), ignored);
         }
     }
     s->arm_timer(s);

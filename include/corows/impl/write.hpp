@@ -43,7 +43,7 @@ asio::awaitable<error_code> write_direct(std::shared_ptr<pump<Stream>> s, std::s
         if (waited) co_return waited;
         if (auto ec = s->conn.write_status()) co_return ec;
     }
-    s->begin_direct();
+    s->begin_direct(s);
     std::size_t fs = s->conn.frame_size() ? s->conn.frame_size() : payload.size();
     opcode op = data_opcode(kind);
     error_code ec;
@@ -54,12 +54,13 @@ asio::awaitable<error_code> write_direct(std::shared_ptr<pump<Stream>> s, std::s
         mask_key key;
         std::size_t n = s->conn.direct_header(head, op, payload.empty(), part.size(), key);
         std::array<asio::const_buffer, 2> bufs{asio::buffer(head.data(), n), asio::buffer(part.data(), part.size())};
-        co_await asio::async_write(s->stream, bufs, asio::redirect_error(asio::use_awaitable, ec));
+        co_await asio::async_write(s->stream, bufs, s->noting_progress(),
+                                   asio::redirect_error(asio::use_awaitable, ec));
         op = opcode::continuation;
         if (!ec && !payload.empty() && s->conn.has_output() && !s->conn.close_sent()) {
             // Only control frames: data waits for this message (write_slow, send).
             auto bytes = s->conn.take_output().bytes.data();
-            co_await asio::async_write(s->stream, asio::buffer(bytes.data(), bytes.size()),
+            co_await asio::async_write(s->stream, asio::buffer(bytes.data(), bytes.size()), s->noting_progress(),
                                        asio::redirect_error(asio::use_awaitable, ec));
             s->conn.output_written();
         }

@@ -3,6 +3,8 @@
 // jitter, a cap, a reset after a healthy connection), and a refusal's Retry-After.
 #pragma once
 
+#include <corows/close_info.hpp>
+
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -35,10 +37,14 @@ struct disconnect_reason {
     unsigned status = 0;
     /// connect_failed by a refusal with a valid Retry-After field: its delay.
     std::optional<std::chrono::seconds> retry_after{};
+    /// closed: how the connection ended, as websocket::closed_why() tells it (whose close
+    /// came first, its code and reason, the error); code 0 when the application let it go open.
+    close_info close{};
     /// closed: the server's close code, 1006 when the connection dropped without a close
     /// frame, 1005 for a close frame without a code, 0 when the application let it go open.
+    /// Deprecated: `close` says the same and more (close.remote, close.code); kept filled.
     std::uint16_t close_code = 0;
-    /// closed: the server's close reason.
+    /// closed: the server's close reason. Deprecated: see `close` (close.reason); kept filled.
     std::string close_reason{};
     /// A sentence for logs: connect_error's what(), or the close code and reason.
     std::string message{};

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <corows/byte_buffer.hpp>
+#include <corows/close_info.hpp>
 #include <corows/detail/write_queue.hpp>
 #include <corows/error.hpp>
 #include <corows/message.hpp>
@@ -50,7 +51,8 @@ enum class connection_event : std::uint8_t {
 enum class timer_outcome : std::uint8_t {
     none,      ///< nothing was due yet: wait until deadline() again
     ping,      ///< a keepalive ping was queued
-    timed_out, ///< a timeout expired: close the transport now (state() is closed)
+    timed_out, ///< a timeout expired: close the transport now (state() is closed); a send
+               ///< timeout queued its 1008 close frame, which the stalled peer cannot take
 };
 
 /// One WebSocket connection's protocol state, for either role, over any transport.
@@ -167,16 +169,24 @@ public:
     /// transport ended (or the close timed out) without one.
     std::uint16_t peer_code() const noexcept { return peer_code_; }
     /// The peer's close reason.
-    std::string_view peer_reason() const noexcept { return peer_reason_ ? std::string_view(*peer_reason_) : std::string_view(); }
+    std::string_view peer_reason() const noexcept { return reasons_ ? std::string_view(reasons_->peer) : std::string_view(); }
     /// True once our close frame is queued.
     bool close_sent() const noexcept { return close_sent_; }
     /// True once the peer's close frame arrived.
     bool close_received() const noexcept { return close_received_; }
-    /// True if a timeout ended the connection or the close handshake.
+    /// True if a timeout (handshake, idle, close or send) ended the connection or the close
+    /// handshake.
     bool timed_out() const noexcept { return timed_out_; }
     /// Why the connection ended: error::closed after a close handshake or a lost transport,
-    /// error::timeout, or the violation that failed it. Empty while it has not ended.
+    /// error::timeout, error::send_timeout, or the violation that failed it. Empty while it
+    /// has not ended.
     std::error_code error() const noexcept { return error_; }
+    /// What operations on the ended connection report after the first: error::send_timeout
+    /// or error::timeout if a timeout ended it, else error::closed.
+    std::error_code closed_error() const noexcept;
+    /// Why the connection ended or is ending: the first close frame (whose, its code and
+    /// reason), or 1006 without one, and error(); code 0 while open.
+    close_info closed_why() const;
     /// Starts the close handshake at `now`: queues our close frame (once; `code` 0 sends
     /// none, `reason` is cut to 123 bytes) and arms close_timeout. error::bad_close_code for
     /// a code that may not be sent; nothing happens once a close frame was queued.
@@ -214,7 +224,8 @@ public:
     std::error_code send_pong(std::span<const std::uint8_t> payload);
 
     /// A direct write begins: data frames wait until end_direct(); control frames may go
-    /// between its frames (take_output() while close_sent() is false).
+    /// between its frames (take_output() while close_sent() is false). The driver reports
+    /// its progress as a queued write's (output_progress()).
     void begin_direct() noexcept { direct_ = true; }
     /// Writes the header of a directly written frame; returns its length and, for a
     /// client, the key its payload must be masked with.
@@ -223,7 +234,10 @@ public:
         return writer_.frame_header_for(out, op, fin, false, length, key);
     }
     /// The direct write is over.
-    void end_direct() noexcept { direct_ = false; }
+    void end_direct() noexcept {
+        direct_ = false;
+        if (inflight_.empty()) output_done();
+    }
     /// Frame payload size for fragmentation (0: none).
     std::size_t frame_size() const noexcept { return writer_.frame_size(); }
 
@@ -235,7 +249,15 @@ public:
     /// queue); keep it until output_written().
     detail::write_queue& take_output() noexcept;
     /// The last take_output() was written.
-    void output_written() noexcept { inflight_.clear(); }
+    void output_written() noexcept {
+        inflight_.clear();
+        if (!direct_) output_done();
+    }
+    /// A write is under way and the transport took some of it at `now`, or the write began
+    /// waiting for the transport then: output counts as stalled from `now` until more
+    /// progress or output_written(), and options::send_timeout after that (while open),
+    /// on_timer() ends the connection. A write the transport takes at once need not call it.
+    void output_progress(clock::time_point now) noexcept;
     /// Writing failed with `ec`: nothing queued will reach the peer.
     void write_failed(std::error_code ec) noexcept;
     /// The first write error; empty if none.
@@ -249,8 +271,9 @@ public:
 
     /// When on_timer() must next be called; time_point::max() when no timeout runs.
     clock::time_point deadline() const noexcept;
-    /// Applies what is due at `now`: a keepalive ping, or a timeout (handshake, idle,
-    /// close). Early calls do nothing.
+    /// Applies what is due at `now`: a keepalive ping, or a timeout (handshake, idle, close,
+    /// send: the last queues a 1008 close frame and fails with error::send_timeout). Early
+    /// calls do nothing.
     timer_outcome on_timer(clock::time_point now);
 
 private:
@@ -262,6 +285,8 @@ private:
     void peer_closed(const read_result& r);
     void end(std::error_code why) noexcept;
     void time_out() noexcept;
+    void send_timed_out();
+    void output_done() noexcept;
 
     std::shared_ptr<const options> opts_;
     message_reader reader_;
@@ -287,19 +312,29 @@ private:
         std::optional<deflate_params> deflate;
     };
     std::unique_ptr<agreement> agreed_;
-    std::unique_ptr<std::string> peer_reason_; // only a close with a reason has one
+    // The close frames' reasons; only a close with a reason allocates them.
+    struct close_reasons {
+        std::string peer;
+        std::string ours;
+    };
+    std::unique_ptr<close_reasons> reasons_;
     std::error_code error_;
     std::error_code write_error_;
     clock::time_point last_rx_{};
     clock::time_point last_ping_{};
-    clock::time_point timeout_at_ = clock::time_point::max(); // handshake or close deadline
+    // The handshake or close deadline; while open, the send deadline (max() while no write
+    // waits for the transport), so a stalled writer costs no field of its own.
+    clock::time_point timeout_at_ = clock::time_point::max();
     std::uint16_t peer_code_ = 0;
+    std::uint16_t sent_code_ = 0; // our close frame's code (1005 for none), once sent
     connection_state state_ = connection_state::connecting;
-    bool close_sent_ = false;
-    bool close_received_ = false;
-    bool timed_out_ = false;
-    bool direct_ = false;
-    bool bounded_ = false; // bound_handshake()'s deadline is in timeout_at_ (fills the padding)
+    // Bits: the flags share one byte, so sent_code_ fits in the padding that was there.
+    bool close_sent_ : 1 = false;
+    bool close_received_ : 1 = false;
+    bool peer_closed_first_ : 1 = false; // the peer's close frame came before ours
+    bool timed_out_ : 1 = false;
+    bool direct_ : 1 = false;
+    bool bounded_ : 1 = false; // bound_handshake()'s deadline is in timeout_at_
 };
 
 } // namespace corows
