@@ -62,9 +62,12 @@ struct server_options {
     /// Connections in their opening handshake at once: from accept until the WebSocket opens
     /// or the request is refused; with run_raw(), until the handler accepts, refuses, answers
     /// with write_response(), or returns. Accepting never pauses: a new connection beyond it
-    /// sheds (aborts) the handshake of its thread that has waited longest (basic_server::shed()
-    /// counts them), so that squatters cannot keep honest clients waiting. 0: no limit. All of
-    /// a handshake, TLS included, must end within connection.handshake_timeout from accept.
+    /// sheds (aborts) the handshake of its thread that has waited longest, if that one is at
+    /// least a second old (else the newcomer counts beyond the limit, so that a burst of
+    /// honest clients is not shed), and whatever its age at twice the limit
+    /// (basic_server::shed() counts them): squatters cannot keep honest clients waiting.
+    /// 0: no limit. All of a handshake, TLS included, must end within
+    /// connection.handshake_timeout from accept.
     std::size_t max_handshakes = 512;
     /// Grace period of stop() without an argument.
     std::chrono::milliseconds stop_timeout{5'000};
@@ -458,28 +461,46 @@ private:
 
     using clock_type = std::chrono::steady_clock;
 
+    // A handshake younger than this is not shed while fewer than twice max_handshakes are in
+    // progress: a burst of honest clients (a reconnect storm over a long round trip, or one
+    // process opening many connections before it writes any request) has its requests a
+    // round trip or a scheduling turn behind its connects, and must not be taken for squatters.
+    static constexpr std::chrono::milliseconds shed_age{1000};
+
+    // True if `c`'s slot may go to a newer connection: its handshake is over (a raw handler
+    // answered), or has run for shed_age, or the handshakes in progress reached the hard cap.
+    bool sheddable(const connection& c, clock_type::time_point now) const noexcept {
+        const auto deadline = c.ws.handshake_deadline();
+        if (deadline == clock_type::time_point::max()) return true;
+        if (admission_->handshaking() >= 2 * admission_->limits().handshakes) return true;
+        return now >= deadline - opts_.connection.handshake_timeout + shed_age;
+    }
+
     // On `w`'s thread, for a connection about to be made there: counts its handshake. With
     // every slot taken, the oldest handshake of this thread hands over its slot and is
-    // aborted (unless it ended meanwhile: a run_raw() handler that answered, say). Squatters
-    // are accepted first and so shed first, while an honest handshake, done in a round trip,
-    // is shed only if max_handshakes newer connections arrive before its request.
+    // aborted (unless it ended meanwhile: a run_raw() handler that answered, say), once it is
+    // sheddable(); a younger one keeps its slot and the newcomer counts beyond the limit.
+    // Squatters are accepted first and so shed first, while an honest handshake, done in a
+    // round trip, is shed only if it is still waiting for its request after shed_age and
+    // max_handshakes newer connections.
     void take_slot(worker& w) {
         if (admission_->try_begin_handshake()) return;
-        if (w.first && w.first->holds_slot) {
+        const auto now = clock_type::now();
+        if (w.first && w.first->holds_slot && sheddable(*w.first, now)) {
             shed_oldest(w);
             return;
         }
-        // This thread holds none: count one beyond the limit, and have the thread holding the
-        // most give one back.
+        // Count one beyond the limit, and have the thread holding the most give one back, if
+        // its oldest may go.
         admission_->begin_handshake();
         worker* most = nullptr;
         for (auto& o : workers_)
-            if (o.get() != &w && (!most || o->holding.load(std::memory_order_relaxed) >
-                                               most->holding.load(std::memory_order_relaxed)))
+            if (!most || o->holding.load(std::memory_order_relaxed) > most->holding.load(std::memory_order_relaxed))
                 most = o.get();
-        if (most && most->holding.load(std::memory_order_relaxed) != 0)
+        if (most && most != &w && most->holding.load(std::memory_order_relaxed) != 0)
             asio::post(most->ctx, [this, most] {
-                if (!most->finished && most->first && most->first->holds_slot) {
+                if (!most->finished && most->first && most->first->holds_slot &&
+                    sheddable(*most->first, clock_type::now())) {
                     shed_oldest(*most);
                     admission_->end_handshake();
                 }

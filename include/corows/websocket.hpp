@@ -462,6 +462,10 @@ public:
     /// True while the deadline of bound_handshake() binds: the handshake has not opened, been
     /// refused, answered with write_response(), nor lost its transport.
     bool handshake_bounded() const noexcept { return !s_->transport_closed && s_->conn.handshake_bounded(); }
+    /// The deadline of bound_handshake() while handshake_bounded(); time_point::max() otherwise.
+    std::chrono::steady_clock::time_point handshake_deadline() const noexcept {
+        return handshake_bounded() ? s_->conn.handshake_deadline() : std::chrono::steady_clock::time_point::max();
+    }
 
 private:
     template <class S>

@@ -262,7 +262,9 @@ BOOST_AUTO_TEST_CASE(with_every_handshake_slot_taken_the_oldest_handshake_is_she
         raw_peer a = co_await connect_raw_to(port);
         co_await corows::test::sleep(50ms); // a accepted before b
         raw_peer b = co_await connect_raw_to(port);
-        co_await corows::test::sleep(100ms); // both accepted
+        // Both accepted, and older than the age below which a handshake is not shed while
+        // fewer than twice max_handshakes are in progress (an honest burst's round trip).
+        co_await corows::test::sleep(1100ms);
         auto took = co_await honest_round(port);
         BOOST_TEST((took < 1000ms), "the third client waited " << took.count() << " ms");
         const bool a_ended = co_await ended_within(a, 1000ms);
@@ -270,7 +272,7 @@ BOOST_AUTO_TEST_CASE(with_every_handshake_slot_taken_the_oldest_handshake_is_she
         const bool b_ended = co_await ended_within(b, 100ms);
         BOOST_TEST(!b_ended, "the newer squatter was cut too");
         BOOST_TEST(st.server().shed() == 1u);
-    }, 5s);
+    }, 8s);
     BOOST_TEST(ok == 1u);
 }
 
@@ -374,7 +376,7 @@ BOOST_AUTO_TEST_CASE(a_raw_handler_holds_its_slot_until_it_accepts_refuses_or_an
         const std::string answer_head = "GET /answer HTTP/1.1\r\nHost: x\r\n\r\n";
         raw_peer waiting = co_await connect_raw_to(port);
         co_await waiting.send_text(wait_head);
-        co_await corows::test::sleep(100ms);
+        co_await corows::test::sleep(1100ms); // past the age from which a handshake may be shed
         auto took = co_await honest_round(port); // accepted: its slot ends with the 101
         BOOST_TEST((took < 1000ms), "waited " << took.count() << " ms");
         const bool shed = co_await ended_within(waiting, 1000ms);
@@ -391,7 +393,7 @@ BOOST_AUTO_TEST_CASE(a_raw_handler_holds_its_slot_until_it_accepts_refuses_or_an
         co_await answered.fill();
         BOOST_TEST(answered.buffered().starts_with("HTTP/1.1 200"), "an answered connection was shed");
         BOOST_TEST(st.server().shed() == 1u);
-    }, 5s);
+    }, 8s);
     BOOST_TEST(ok == 1u);
 }
 
@@ -463,7 +465,8 @@ BOOST_AUTO_TEST_CASE(a_unix_server_sheds_squatters_too) {
     runner.join();
     BOOST_TEST(ok == 1u);
     BOOST_TEST((took < 2000ms), "an honest client waited " << took.count() << " ms");
-    BOOST_TEST(shed >= 36u);
+    // Every squatter beyond the hard cap of twice max_handshakes was shed as it came.
+    BOOST_TEST(shed >= 32u);
 }
 
 BOOST_AUTO_TEST_CASE(a_quiet_honest_client_stays_and_a_squatter_is_cut) {

@@ -122,6 +122,10 @@ public:
     void end_handshake_bound() noexcept { bounded_ = false; }
     /// True while bound_handshake()'s deadline binds: still connecting, not answered.
     bool handshake_bounded() const noexcept { return bounded_ && state_ == connection_state::connecting; }
+    /// The deadline of bound_handshake() while it binds; time_point::max() otherwise.
+    clock::time_point handshake_deadline() const noexcept {
+        return handshake_bounded() ? timeout_at_ : clock::time_point::max();
+    }
     /// The handshake succeeded as `r`: messages flow from now on, compressed as `params` say.
     void open(role r, std::string subprotocol, const std::optional<deflate_params>& params,
               clock::time_point now);
