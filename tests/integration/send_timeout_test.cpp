@@ -216,7 +216,8 @@ BOOST_AUTO_TEST_CASE(a_peer_that_never_reads_its_echo_is_closed_with_1008_within
     never_reads_the_echo(mode::events);
 }
 
-BOOST_AUTO_TEST_CASE(a_slow_but_steady_reader_of_a_large_message_is_not_cut) {
+BOOST_AUTO_TEST_CASE(a_slow_but_steady_reader_of_a_large_message_is_not_cut,
+                     *boost::unit_test::label("slow")) {
     reads_slowly_but_steadily(mode::coroutines);
     reads_slowly_but_steadily(mode::events);
     // Parts smaller than the send buffer: each goes out in one write_some once there is room.

@@ -114,7 +114,8 @@ asio::awaitable<void> trickle_relay(tcp::acceptor& front, tcp::endpoint to) {
 
 BOOST_AUTO_TEST_SUITE(tls_stream)
 
-BOOST_AUTO_TEST_CASE(server_role_against_asio_ssl_moves_every_size_both_ways) {
+BOOST_AUTO_TEST_CASE(server_role_against_asio_ssl_moves_every_size_both_ways,
+                     *boost::unit_test::label("slow")) {
     for (bool release : {false, true})
     for (std::size_t chunk : {std::size_t{1}, std::size_t{7}, std::size_t{4096}, std::size_t{1} << 20}) {
         BOOST_TEST_CONTEXT("reads of " << chunk << ", OpenSSL released " << release) {
