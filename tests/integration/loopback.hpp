@@ -458,6 +458,17 @@ inline void run_raw_server(const options& client_opts,
     l.run(limit);
 }
 
+/// A raw handler's upgrade (server::run_raw): reads the request and accepts it with the
+/// default decision; false, and the handler should end, if either failed.
+template <class Stream>
+asio::awaitable<bool> read_and_accept(websocket<Stream>& ws) {
+    corows::error_code ec;
+    http_request req = co_await ws.read_request(ec);
+    if (ec) co_return false;
+    co_await ws.accept(req, accept_decision(), ec);
+    co_return !ec;
+}
+
 /// Suspends the calling coroutine for `d`.
 inline asio::awaitable<void> sleep(std::chrono::milliseconds d) {
     asio::steady_timer t(co_await asio::this_coro::executor);

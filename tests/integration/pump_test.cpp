@@ -4,6 +4,7 @@
 // memory left behind by one large message. Each test shows the abuse bounded: memory by RSS
 // (skipped under sanitizers), fairness by progress (another client is served while the flood
 // is still going), never by timing.
+#include "blocking_peer.hpp"
 #include "loopback.hpp"
 #include "server_thread.hpp"
 
@@ -31,7 +32,7 @@ using std::chrono::milliseconds;
 
 constexpr std::size_t KiB = 1024, MiB = 1024 * 1024;
 
-enum class mode { coroutines, events };
+using mode = server_mode;
 
 // An echo server in `m`: every message comes back.
 std::unique_ptr<server_thread> echo_server(mode m, corows::server_options o = {}) {
@@ -46,78 +47,6 @@ std::unique_ptr<server_thread> echo_server(mode m, corows::server_options o = {}
     return std::make_unique<server_thread>(std::move(o), std::move(h));
 }
 
-// A client on a blocking socket, for floods that must not wait for anything.
-class blocking_peer {
-public:
-    /// Connects; a `receive_buffer` size (SO_RCVBUF) small enough keeps a reader that never
-    /// reads from hiding megabytes in the kernel.
-    explicit blocking_peer(unsigned short port, int receive_buffer = 0) : sock_(ctx_) {
-        sock_.open(tcp::v4());
-        if (receive_buffer) sock_.set_option(asio::socket_base::receive_buffer_size(receive_buffer));
-        sock_.connect({asio::ip::make_address("127.0.0.1"), port});
-        sock_.set_option(tcp::no_delay(true));
-    }
-    // Sends an upgrade request (with `extra` header lines) and reads the 101.
-    void upgrade(unsigned short port, std::string_view extra = {}) {
-        std::string req = "GET / HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
-                          "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                          "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n" +
-                          std::string(extra) + "\r\n";
-        asio::write(sock_, asio::buffer(req));
-        std::string head;
-        char c;
-        while (!head.ends_with("\r\n\r\n")) {
-            asio::read(sock_, asio::buffer(&c, 1));
-            head += c;
-        }
-        BOOST_REQUIRE(head.starts_with("HTTP/1.1 101"));
-        response_ = head;
-    }
-    const std::string& response() const noexcept { return response_; }
-    // Sends `data`; false once the server has hung up.
-    bool send(std::span<const std::uint8_t> data) {
-        corows::error_code ec;
-        asio::write(sock_, asio::buffer(data.data(), data.size()), ec);
-        return !ec;
-    }
-    /// Reads exactly `n` bytes.
-    bytes read_exact(std::size_t n) {
-        bytes out(n);
-        asio::read(sock_, asio::buffer(out));
-        return out;
-    }
-    /// Ends the connection (unblocks a send in another thread).
-    void hang_up() {
-        corows::error_code ignored;
-        sock_.shutdown(tcp::socket::shutdown_both, ignored);
-    }
-    tcp::socket& socket() noexcept { return sock_; }
-
-private:
-    asio::io_context ctx_;
-    tcp::socket sock_;
-    std::string response_;
-};
-
-// A frame as a client sends it, masked with the all-zero key (legal, and the bytes on the
-// wire are then the payload itself: a flood costs the flooder nothing to build).
-bytes zero_key_frame(std::uint8_t b0, std::span<const std::uint8_t> payload) {
-    bytes out{b0};
-    if (payload.size() < 126) {
-        out.push_back(static_cast<std::uint8_t>(0x80 | payload.size()));
-    } else if (payload.size() < 65536) {
-        out.push_back(0x80 | 126);
-        out.push_back(static_cast<std::uint8_t>(payload.size() >> 8));
-        out.push_back(static_cast<std::uint8_t>(payload.size()));
-    } else {
-        out.push_back(0x80 | 127);
-        for (int i = 7; i >= 0; --i) out.push_back(static_cast<std::uint8_t>(payload.size() >> (8 * i)));
-    }
-    out.insert(out.end(), 4, 0);
-    out.insert(out.end(), payload.begin(), payload.end());
-    return out;
-}
-
 // `frame` repeated to fill about `size` bytes.
 bytes repeated(const bytes& frame, std::size_t size) {
     bytes out;
@@ -125,8 +54,6 @@ bytes repeated(const bytes& frame, std::size_t size) {
     while (out.size() < size) out.insert(out.end(), frame.begin(), frame.end());
     return out;
 }
-
-const char* name(mode m) { return m == mode::coroutines ? "coroutines" : "events"; }
 
 // ------------------------------------------------------------------------------ ping flood
 

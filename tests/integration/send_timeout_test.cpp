@@ -3,6 +3,7 @@
 // handlers, event handlers, the hub), and the server's code sees why through closed_why(); a
 // peer that reads slowly but steadily is not cut; the send buffer size reaches the socket.
 // Deadlines are short and the margins wide: outcomes are asserted, never speed.
+#include "blocking_peer.hpp"
 #include "server_thread.hpp"
 
 #include <corows/hub.hpp>
@@ -28,73 +29,16 @@ using std::chrono::milliseconds;
 
 constexpr std::size_t KiB = 1024, MiB = 1024 * 1024;
 
-enum class mode { coroutines, events };
-
-const char* name(mode m) { return m == mode::coroutines ? "coroutines" : "events"; }
-
-// A frame as a client sends it, masked with the all-zero key (the payload is its own wire form).
-bytes client_frame_of(std::uint8_t b0, std::span<const std::uint8_t> payload) {
-    bytes out{b0};
-    if (payload.size() < 126) {
-        out.push_back(static_cast<std::uint8_t>(0x80 | payload.size()));
-    } else if (payload.size() < 65536) {
-        out.push_back(0x80 | 126);
-        out.push_back(static_cast<std::uint8_t>(payload.size() >> 8));
-        out.push_back(static_cast<std::uint8_t>(payload.size()));
-    } else {
-        out.push_back(0x80 | 127);
-        for (int i = 7; i >= 0; --i) out.push_back(static_cast<std::uint8_t>(payload.size() >> (8 * i)));
-    }
-    out.insert(out.end(), 4, 0);
-    out.insert(out.end(), payload.begin(), payload.end());
-    return out;
-}
+using mode = server_mode;
 
 bytes text_frame(std::string_view s) {
-    return client_frame_of(0x81, std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(s.data()), s.size()));
+    return zero_key_frame(0x81, std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(s.data()), s.size()));
 }
 
-// A client on a blocking socket that reads only when the test says so. A small receive buffer
+// A client that has upgraded and reads only when the test says so; its small receive buffer
 // (SO_RCVBUF) keeps the kernel from soaking up megabytes for a peer that does not read.
-class lazy_peer {
-public:
-    lazy_peer(unsigned short port, int receive_buffer) : sock_(ctx_) {
-        sock_.open(tcp::v4());
-        sock_.set_option(asio::socket_base::receive_buffer_size(receive_buffer));
-        sock_.connect({asio::ip::make_address("127.0.0.1"), port});
-        sock_.set_option(tcp::no_delay(true));
-        std::string req = "GET / HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
-                          "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                          "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n";
-        asio::write(sock_, asio::buffer(req));
-        std::string head;
-        char c;
-        while (!head.ends_with("\r\n\r\n")) {
-            asio::read(sock_, asio::buffer(&c, 1));
-            head += c;
-        }
-        BOOST_REQUIRE(head.starts_with("HTTP/1.1 101"));
-    }
-    /// Sends `data` (blocking); false once the server hung up.
-    bool send(std::span<const std::uint8_t> data) {
-        corows::error_code ec;
-        asio::write(sock_, asio::buffer(data.data(), data.size()), ec);
-        return !ec;
-    }
-    /// Reads what is there, up to `max` bytes (blocking until something is); 0 at the end.
-    std::size_t read_some(std::size_t max, bytes& into) {
-        std::size_t at = into.size();
-        into.resize(at + max);
-        corows::error_code ec;
-        std::size_t n = sock_.read_some(asio::buffer(into.data() + at, max), ec);
-        into.resize(at + n);
-        return n;
-    }
-    tcp::socket& socket() noexcept { return sock_; }
-
-private:
-    asio::io_context ctx_;
-    tcp::socket sock_;
+struct lazy_peer : blocking_peer {
+    lazy_peer(unsigned short port, int receive_buffer) : blocking_peer(port, receive_buffer) { upgrade(port); }
 };
 
 // How the server side of one connection ended, as its handler saw it.
@@ -157,7 +101,7 @@ void never_reads_the_echo(mode m) {
     auto srv = echo_server(m, so, end);
     lazy_peer peer(srv->port(), 16 * KiB);
     const bytes big(8 * MiB, 'x');
-    BOOST_REQUIRE(peer.send(client_frame_of(0x82, big)));
+    BOOST_REQUIRE(peer.send(zero_key_frame(0x82, big)));
     BOOST_TEST(wait_until([&] { return end.seen(); }, 10s), "not closed within 10 s");
     expect_send_timeout(end);
 }
@@ -177,7 +121,7 @@ void reads_slowly_but_steadily(mode m, std::size_t frame_size = 0) {
     auto srv = echo_server(m, so, end);
     lazy_peer peer(srv->port(), 16 * KiB);
     const bytes big(1 * MiB, 'y');
-    BOOST_REQUIRE(peer.send(client_frame_of(0x82, big)));
+    BOOST_REQUIRE(peer.send(zero_key_frame(0x82, big)));
     // Unfragmented: 0x82, 127, an 8-byte length, the payload. In fragments under 64 KiB: a
     // 4-byte header each.
     const std::size_t whole = frame_size ? big.size() / frame_size * (4 + frame_size) : 10 + big.size();

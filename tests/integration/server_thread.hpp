@@ -90,6 +90,13 @@ inline rlim_t raise_fd_limit() {
 /// Selects server_thread's run_raw() form.
 struct raw_handler {};
 
+/// The two ways a server runs its connections, for tests that run in both: a coroutine
+/// handler each (server::run), or event handlers (server::run_events).
+enum class server_mode { coroutines, events };
+
+/// `m` as a test's messages name it.
+inline const char* name(server_mode m) { return m == server_mode::coroutines ? "coroutines" : "events"; }
+
 /// A corows::server running on its own thread, with a coroutine handler or event handlers;
 /// stopped at once and joined at the latest on destruction.
 class server_thread {

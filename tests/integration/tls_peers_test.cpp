@@ -4,6 +4,7 @@
 // OpenSSL is released, and post-handshake messages are read however they are packed. A peer
 // program that is not installed makes its test pass with a message instead.
 #include "certs.hpp"
+#include "forged_records.hpp"
 #include "loopback.hpp"
 
 #include <corows/connect.hpp>
@@ -29,8 +30,11 @@
 namespace {
 
 using corows::test::client_context;
+using corows::test::forged_records;
+using corows::test::log_traffic_secret;
 using corows::test::loop;
 using corows::test::loopback_cert;
+using corows::test::sealed;
 using corows::test::server_context;
 using tcp = asio::ip::tcp;
 using asio_tls = asio::ssl::stream<tcp::socket>;
@@ -143,30 +147,6 @@ print('OK', s.version() if hasattr(s, 'version') else '')
 )";
 
 
-// Traffic secrets a test's own OpenSSL peer logs, so that it can seal records of its choosing.
-struct secrets {
-    corows::detail::tls13_secret client, server;
-};
-secrets logged;
-
-void log_secret(const SSL*, const char* line) {
-    const std::string l(line);
-    corows::detail::tls13_secret* to = l.rfind("CLIENT_TRAFFIC_SECRET_0 ", 0) == 0   ? &logged.client
-                                       : l.rfind("SERVER_TRAFFIC_SECRET_0 ", 0) == 0 ? &logged.server
-                                                                                     : nullptr;
-    if (!to) return;
-    const std::string hex = l.substr(l.rfind(' ') + 1);
-    to->size = hex.size() / 2;
-    for (std::size_t i = 0; i < to->size; ++i)
-        to->bytes[i] = static_cast<std::uint8_t>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
-}
-
-bytes sealed(records& r, std::string_view text, content type = content::application_data) {
-    bytes out;
-    r.seal({reinterpret_cast<const std::uint8_t*>(text.data()), text.size()}, type, out);
-    return out;
-}
-
 bytes operator+(bytes a, const bytes& b) {
     a.insert(a.end(), b.begin(), b.end());
     return a;
@@ -223,17 +203,14 @@ opened_records server_attacked(bool keep, const std::function<bytes(records&)>& 
     if (keep)
         s.raw([](corows::websocket<corows::tls_stream>& ws) -> asio::awaitable<void> {
             ws.next_layer().keep_openssl();
-            corows::error_code ec;
-            corows::http_request req = co_await ws.read_request(ec);
-            if (ec) co_return;
-            co_await ws.accept(req, corows::accept_decision(), ec);
+            if (!co_await corows::test::read_and_accept(ws)) co_return;
             corows::message m;
-            while (!ec && co_await ws.read_message(m)) co_await ws.write_message(m);
+            while (co_await ws.read_message(m)) co_await ws.write_message(m);
         });
     else
         s.echo();
     auto cctx = client_context(loopback_cert());
-    SSL_CTX_set_keylog_callback(cctx.native_handle(), log_secret);
+    SSL_CTX_set_keylog_callback(cctx.native_handle(), log_traffic_secret);
     opened_records result;
     loop l;
     l.spawn("client", [&]() -> asio::awaitable<void> {
@@ -248,10 +225,8 @@ opened_records server_attacked(bool keep, const std::function<bytes(records&)>& 
         while (head.find("\r\n\r\n") == std::string::npos)
             head.append(buf.data(), co_await c.async_read_some(asio::buffer(buf), asio::use_awaitable));
         BOOST_REQUIRE(head.find(" 101 ") != std::string::npos);
-        BOOST_REQUIRE(SSL_CIPHER_get_id(SSL_get_current_cipher(c.native_handle())) == 0x03001302u);
         // One record each way so far: the request and the 101.
-        auto mine = records::make(corows::detail::tls13_suite::aes_256_gcm_sha384, logged.server, logged.client, 1, 1);
-        BOOST_REQUIRE(mine);
+        auto mine = forged_records(c.native_handle(), 1);
         auto wire = make(*mine);
         corows::error_code ec;
         co_await asio::async_write(c.next_layer(), asio::buffer(wire), asio::redirect_error(asio::use_awaitable, ec));
@@ -417,11 +392,7 @@ BOOST_AUTO_TEST_CASE(a_context_that_pads_records_keeps_openssl) {
     std::atomic<int> released{0}, served{0};
     tls_server s([](SSL_CTX* ctx) { SSL_CTX_set_block_padding(ctx, 64); });
     s.raw([&](corows::websocket<corows::tls_stream>& ws) -> asio::awaitable<void> {
-        corows::error_code ec;
-        corows::http_request req = co_await ws.read_request(ec);
-        if (ec) co_return;
-        co_await ws.accept(req, corows::accept_decision(), ec);
-        if (ec) co_return;
+        if (!co_await corows::test::read_and_accept(ws)) co_return;
         ws.next_layer().release_openssl();
         if (ws.next_layer().openssl_released()) ++released;
         corows::message m;
@@ -458,7 +429,7 @@ std::pair<std::string, corows::error_code> client_attacked(bool read_first,
                                                            const std::function<bytes(records&)>& rest) {
     auto sctx = server_context(loopback_cert());
     SSL_CTX_set_num_tickets(sctx.native_handle(), 0);
-    SSL_CTX_set_keylog_callback(sctx.native_handle(), log_secret);
+    SSL_CTX_set_keylog_callback(sctx.native_handle(), log_traffic_secret);
     auto cctx = client_context(loopback_cert());
     std::string got;
     corows::error_code read_ec;
@@ -467,9 +438,7 @@ std::pair<std::string, corows::error_code> client_attacked(bool read_first,
     l.spawn("server", [&]() -> asio::awaitable<void> {
         asio_tls s(co_await l.acceptor().async_accept(asio::use_awaitable), sctx);
         co_await s.async_handshake(asio_tls::server, asio::use_awaitable);
-        BOOST_REQUIRE(SSL_CIPHER_get_id(SSL_get_current_cipher(s.native_handle())) == 0x03001302u);
-        auto mine = records::make(corows::detail::tls13_suite::aes_256_gcm_sha384, logged.client, logged.server, 0, 0);
-        BOOST_REQUIRE(mine);
+        auto mine = forged_records(s.native_handle(), 0);
         auto one = first(*mine);
         co_await asio::async_write(s.next_layer(), asio::buffer(one), asio::use_awaitable);
         co_await first_handled.wait();
@@ -556,11 +525,7 @@ namespace {
 /// for the release and echoes messages; `released` counts the connections that let go.
 void release_and_echo(tls_server& s, std::atomic<int>& released, std::function<void(SSL*)> before_release) {
     s.raw([&released, before_release](corows::websocket<corows::tls_stream>& ws) -> asio::awaitable<void> {
-        corows::error_code ec;
-        corows::http_request req = co_await ws.read_request(ec);
-        if (ec) co_return;
-        co_await ws.accept(req, corows::accept_decision(), ec);
-        if (ec) co_return;
+        if (!co_await corows::test::read_and_accept(ws)) co_return;
         if (before_release) before_release(ws.next_layer().native_handle());
         ws.next_layer().release_openssl();
         if (ws.next_layer().openssl_released()) ++released;

@@ -1,6 +1,7 @@
 // corows::tls_stream against OpenSSL through Asio's own ssl::stream (both roles), under a
 // corows server, and against peers that trickle, send garbage, or leave without close_notify.
 #include "certs.hpp"
+#include "forged_records.hpp"
 #include "loopback.hpp"
 
 #include <corows/connect.hpp>
@@ -24,8 +25,11 @@
 namespace {
 
 using corows::test::client_context;
+using corows::test::forged_records;
+using corows::test::log_traffic_secret;
 using corows::test::loop;
 using corows::test::loopback_cert;
+using corows::test::sealed;
 using corows::test::server_context;
 using tcp = asio::ip::tcp;
 using asio_tls = asio::ssl::stream<tcp::socket>;
@@ -420,11 +424,7 @@ BOOST_AUTO_TEST_CASE(a_raw_handler_gets_openssl_and_releases_it_itself) {
             SSL* ssl = ws.next_layer().native_handle();
             const char* sni = ssl ? SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name) : nullptr;
             if (sni && std::string(sni) == "localhost") ++sni_seen;
-            corows::error_code ec;
-            corows::http_request req = co_await ws.read_request(ec);
-            if (ec) co_return;
-            co_await ws.accept(req, corows::accept_decision(), ec);
-            if (ec) co_return;
+            if (!co_await corows::test::read_and_accept(ws)) co_return;
             ws.next_layer().release_openssl();
             if (ws.next_layer().openssl_released()) ++released;
             corows::message m;
@@ -484,25 +484,6 @@ BOOST_AUTO_TEST_CASE(a_silent_client_is_dropped_at_the_handshake_timeout) {
 
 namespace {
 
-// The traffic secrets of the test's own client, from its context's key log, so that it can
-// seal records of its choosing as a hostile peer would.
-struct client_secrets {
-    corows::detail::tls13_secret client, server;
-};
-client_secrets logged;
-
-void log_client_secret(const SSL*, const char* line) {
-    const std::string l(line);
-    corows::detail::tls13_secret* to = l.rfind("CLIENT_TRAFFIC_SECRET_0 ", 0) == 0   ? &logged.client
-                                       : l.rfind("SERVER_TRAFFIC_SECRET_0 ", 0) == 0 ? &logged.server
-                                                                                     : nullptr;
-    if (!to) return;
-    const std::string hex = l.substr(l.rfind(' ') + 1);
-    to->size = hex.size() / 2;
-    for (std::size_t i = 0; i < to->size; ++i)
-        to->bytes[i] = static_cast<std::uint8_t>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
-}
-
 using content = corows::detail::tls_content;
 
 /// What a hostile client sends after the handshake: records it seals with its own keys.
@@ -515,7 +496,7 @@ std::pair<std::string, corows::error_code> attacked(const attack& make) {
     loop l;
     auto sctx = server_context(loopback_cert());
     auto cctx = client_context(loopback_cert());
-    SSL_CTX_set_keylog_callback(cctx.native_handle(), log_client_secret);
+    SSL_CTX_set_keylog_callback(cctx.native_handle(), log_traffic_secret);
     std::string got;
     corows::error_code read_ec;
     corows::test::event served;
@@ -537,10 +518,7 @@ std::pair<std::string, corows::error_code> attacked(const attack& make) {
         co_await c.next_layer().async_connect(l.endpoint(), asio::use_awaitable);
         co_await c.async_handshake(asio_tls::client, asio::use_awaitable);
         co_await served.wait();
-        BOOST_REQUIRE(SSL_CIPHER_get_id(SSL_get_current_cipher(c.native_handle())) == 0x03001302u);
-        auto mine = corows::detail::tls13_records::make(corows::detail::tls13_suite::aes_256_gcm_sha384,
-                                                        logged.server, logged.client, 0, 0);
-        BOOST_REQUIRE(mine);
+        auto mine = forged_records(c.native_handle(), 0);
         auto wire = make(*mine);
         corows::error_code ec;
         co_await asio::async_write(c.next_layer(), asio::buffer(wire), asio::redirect_error(asio::use_awaitable, ec));
@@ -552,13 +530,6 @@ std::pair<std::string, corows::error_code> attacked(const attack& make) {
     });
     l.run(20s);
     return {got, read_ec};
-}
-
-std::vector<std::uint8_t> sealed(corows::detail::tls13_records& r, std::string_view text,
-                                 content type = content::application_data) {
-    std::vector<std::uint8_t> out;
-    r.seal({reinterpret_cast<const std::uint8_t*>(text.data()), text.size()}, type, out);
-    return out;
 }
 
 int ssl_reason(const corows::error_code& ec) {
