@@ -1,4 +1,5 @@
-// Frames waiting for the transport: encoded bytes, and prepared frames queued by reference.
+// corows::output_queue: what a connection has for its transport to write (connection::take_output()):
+// encoded bytes, and prepared frames queued by reference.
 #pragma once
 
 #include <corows/byte_buffer.hpp>
@@ -11,10 +12,12 @@
 #include <span>
 #include <vector>
 
-namespace corows::detail {
+namespace corows {
 
 /// Frames in the order they go out: bytes encoded into `bytes`, and prepared frames (a
-/// broadcast shares one copy among all its connections) at their positions among them.
+/// broadcast shares one copy among all its connections) at their positions among them. A
+/// driver writes the pieces for_each_piece() gives, in order, then calls
+/// connection::output_written().
 ///
 /// size() is what the queue holds in memory, not what it will put on the wire: a shared
 /// frame also keeps its queue entry and its prepared_message alive (see charge()).
@@ -22,7 +25,7 @@ namespace corows::detail {
 ///
 /// The list of shared frames exists from the queue's first one on: a connection that never
 /// gets a broadcast carries a pointer for it, not a vector and a count.
-struct write_queue {
+struct output_queue {
     /// A prepared frame that goes out after the first `at` bytes of `bytes`.
     struct shared_frame {
         std::size_t at;
@@ -30,6 +33,7 @@ struct write_queue {
         std::shared_ptr<const prepared_message> keep;
     };
 
+    /// The encoded frames, with the shared ones to be spliced in at their `at` positions.
     byte_buffer bytes;
 
     /// The shared frames, in queue order.
@@ -88,4 +92,4 @@ private:
     std::unique_ptr<shared_part> shared_;
 };
 
-} // namespace corows::detail
+} // namespace corows
