@@ -1,5 +1,7 @@
 // corows::basic_connection_handle<Stream>: a copyable reference to one connection that any
-// thread may use to send to it or close it, and that outlives the connection harmlessly.
+// thread may use to send to it or close it, and that outlives the connection harmlessly; and
+// for code on the connection's own thread (a hub), basic_connection_ref<Stream>, a weak
+// reference, and basic_local_connection<Stream>, what it locks to.
 #pragma once
 
 #include <corows/asio.hpp>
@@ -70,8 +72,7 @@ public:
 
 private:
     friend class websocket<Stream>;
-    template <class S>
-    friend class basic_hub;
+    friend class basic_local_connection<Stream>;
 
     basic_connection_handle(const std::shared_ptr<pump>& s) : pump_(s), executor_(s->stream.get_executor()) {}
 
@@ -87,12 +88,96 @@ private:
     typename Stream::executor_type executor_;
 };
 
+template <class Stream>
+class basic_connection_ref;
+
+/// One connection as code running on its thread sees it (websocket::local(),
+/// basic_connection_ref::lock()): a strong reference that keeps the connection's state, not
+/// its transport, alive while held. Every member but the null check must be called on the
+/// connection's thread and on a non-null object. This is the whole of what a hub uses.
+template <class Stream>
+class basic_local_connection {
+    using pump = detail::pump<Stream>;
+
+public:
+    /// No connection.
+    basic_local_connection() = default;
+
+    /// True if it names a connection.
+    explicit operator bool() const noexcept { return s_ != nullptr; }
+    /// True while the connection is open: handshake done, no close frame either way, transport open.
+    bool is_open() const noexcept { return !s_->transport_closed && s_->conn.state() == connection_state::open; }
+    /// Queues `pm` as websocket::send(pm) does; false if the queue is full or nothing more can be sent.
+    bool send(const std::shared_ptr<const prepared_message>& pm) const { return detail::send_prepared(s_, pm); }
+    /// True once nothing more can reach the peer (transport closed, our close frame queued, a
+    /// write failed): a send() refused while this is false was refused for want of room.
+    bool sending_ended() const noexcept {
+        return s_->transport_closed || s_->conn.close_sent() || static_cast<bool>(s_->conn.write_status());
+    }
+    /// Starts the close handshake with `code` (sendable) and `reason`, as websocket::start_close().
+    void close(std::uint16_t code, std::string_view reason) const { detail::begin_close(s_, code, reason); }
+    /// Adds `f` to run once on this thread when the transport closes or the connection goes
+    /// without having closed it; it runs before what was added earlier.
+    void on_gone(std::function<void()> f) const {
+        if (!s_->cb) s_->cb = std::make_unique<typename pump::callbacks>();
+        auto& slot = s_->cb->on_gone;
+        if (!slot) slot = std::move(f);
+        else slot = [f = std::move(f), previous = std::move(slot)]() mutable {
+            f();
+            previous();
+        };
+    }
+    /// The connection's executor, the one every member must be called on.
+    typename Stream::executor_type get_executor() const { return s_->stream.get_executor(); }
+    /// An address that identifies the connection among living ones (a map key); also after a
+    /// basic_connection_ref to it expired, until it is gone and its on_gone() callbacks ran.
+    const void* id() const noexcept { return s_.get(); }
+    /// A weak reference to the connection.
+    basic_connection_ref<Stream> ref() const noexcept { return basic_connection_ref<Stream>(s_); }
+    /// The thread-safe handle of the connection (websocket::handle()).
+    basic_connection_handle<Stream> handle() const { return basic_connection_handle<Stream>(s_); }
+
+private:
+    friend class websocket<Stream>;
+    friend class basic_connection_ref<Stream>;
+
+    explicit basic_local_connection(std::shared_ptr<pump> s) noexcept : s_(std::move(s)) {}
+
+    std::shared_ptr<pump> s_;
+};
+
+/// A weak reference to one connection for code on the connection's own thread (a hub's lists
+/// of subscribers): one weak pointer, no executor; basic_connection_handle is for other threads.
+template <class Stream>
+class basic_connection_ref {
+    using pump = detail::pump<Stream>;
+
+public:
+    /// A reference to no connection.
+    basic_connection_ref() = default;
+
+    /// The connection, or a null one if it is gone; on the connection's thread.
+    basic_local_connection<Stream> lock() const noexcept { return basic_local_connection<Stream>(w_.lock()); }
+
+private:
+    friend class basic_local_connection<Stream>;
+
+    explicit basic_connection_ref(const std::shared_ptr<pump>& s) noexcept : w_(s) {}
+
+    std::weak_ptr<pump> w_;
+};
+
 /// The handle of a plain-TCP connection.
 using connection_handle = basic_connection_handle<asio::ip::tcp::socket>;
 
 template <class Stream>
 basic_connection_handle<Stream> websocket<Stream>::handle() const {
     return basic_connection_handle<Stream>(s_);
+}
+
+template <class Stream>
+basic_local_connection<Stream> websocket<Stream>::local() const noexcept {
+    return basic_local_connection<Stream>(s_);
 }
 
 } // namespace corows

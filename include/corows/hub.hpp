@@ -64,7 +64,7 @@ struct basic_hub_options {
 /// arrive.
 template <class Stream>
 class basic_hub {
-    using pump = detail::pump<Stream>;
+    using local_connection = basic_local_connection<Stream>;
 
 public:
     /// The connection type subscribers are.
@@ -92,11 +92,11 @@ public:
 
     /// Subscribes the open connection `ws` to `topic`; on `ws`'s thread. False if it was
     /// subscribed already or is not open.
-    bool subscribe(connection_type& ws, std::string_view topic) { return core_->subscribe(ws.s_, topic); }
+    bool subscribe(connection_type& ws, std::string_view topic) { return core_->subscribe(ws.local(), topic); }
     /// Unsubscribes `ws` from `topic`; on `ws`'s thread. False if it was not subscribed.
-    bool unsubscribe(connection_type& ws, std::string_view topic) { return core_->unsubscribe(ws.s_.get(), topic); }
+    bool unsubscribe(connection_type& ws, std::string_view topic) { return core_->unsubscribe(ws.local(), topic); }
     /// Unsubscribes `ws` from every topic; on `ws`'s thread. Returns how many it left.
-    std::size_t unsubscribe_all(connection_type& ws) { return core_->unsubscribe_all(ws.s_.get()); }
+    std::size_t unsubscribe_all(connection_type& ws) { return core_->unsubscribe_all(ws.local()); }
 
     /// Publishes `pm` on `topic` to this process's subscribers and, with a backplane, to the
     /// other processes'. Any thread.
@@ -141,10 +141,10 @@ private:
         mutable std::vector<group*> groups; // the hub's mutex guards it, not constness
     };
 
-    // One subscription in a group's list; `p` keys it, `w` sends to it.
+    // One subscription in a group's list; `p` (the connection's id()) keys it, `w` sends to it.
     struct member {
-        pump* p = nullptr;
-        std::weak_ptr<pump> w;
+        const void* p = nullptr;
+        basic_connection_ref<Stream> w;
     };
     // A topic's subscribers in one group. `delivering` defers removals (they leave holes) so
     // that a delivery's loop never sees its list move.
@@ -165,7 +165,7 @@ private:
         asio::any_io_executor ex;
         std::unordered_map<const topic_state*, member_list> topics;
         // Kept while the connection lives, so its close listener is installed once.
-        std::unordered_map<pump*, std::vector<subscription>> connections;
+        std::unordered_map<const void*, std::vector<subscription>> connections;
     };
 
     struct core {
@@ -230,29 +230,29 @@ private:
             ++ml.delivering;
             for (std::size_t i = 0; i < ml.list.size(); ++i) {
                 auto s = ml.list[i].w.lock();
-                if (!s || detail::send_prepared(s, pm)) continue;
-                if (s->transport_closed || s->conn.close_sent() || s->conn.write_status()) continue;
+                if (!s || s.send(pm)) continue;
+                if (s.sending_ended()) continue;
                 switch (policy) {
                 case slow_consumer::close:
-                    detail::begin_close(s, static_cast<std::uint16_t>(close_code::policy_violation), "too slow");
+                    s.close(static_cast<std::uint16_t>(close_code::policy_violation), "too slow");
                     break;
                 case slow_consumer::drop:
                     break;
                 case slow_consumer::drop_and_notify:
-                    if (opts.on_drop) opts.on_drop(basic_connection_handle<Stream>(s), t.name);
+                    if (opts.on_drop) opts.on_drop(s.handle(), t.name);
                     break;
                 }
             }
         }
 
-        bool subscribe(const std::shared_ptr<pump>& s, std::string_view name) {
-            if (!s || s->transport_closed || s->conn.state() != connection_state::open) return false;
+        bool subscribe(const local_connection& s, std::string_view name) {
+            if (!s || !s.is_open()) return false;
             group* g;
             {
                 std::lock_guard<std::mutex> lock(mutex);
-                g = &group_of(s->stream.get_executor());
+                g = &group_of(s.get_executor());
             }
-            auto [conn, first] = g->connections.try_emplace(s.get());
+            auto [conn, first] = g->connections.try_emplace(s.id());
             for (auto& sub : conn->second)
                 if (sub.topic->name == name) return false;
             if (first) listen_for_close(*g, s);
@@ -267,16 +267,14 @@ private:
                 if (created && opts.backplane) opts.backplane->subscribe(std::string(name));
             }
             member_list& ml = g->topics[t.get()];
-            ml.list.push_back(member{s.get(), s});
+            ml.list.push_back(member{s.id(), s.ref()});
             conn->second.push_back(subscription{std::move(t), ml.list.size() - 1});
             return true;
         }
 
         // The connection's subscriptions go with its transport (or with it, if it never closed).
-        void listen_for_close(group& g, const std::shared_ptr<pump>& s) {
-            if (!s->cb) s->cb = std::make_unique<typename pump::callbacks>();
-            auto previous = std::move(s->cb->on_gone);
-            s->cb->on_gone = [w = self, g = &g, p = s.get(), previous = std::move(previous)]() mutable {
+        void listen_for_close(group& g, const local_connection& s) {
+            s.on_gone([w = self, g = &g, p = s.id()] {
                 if (auto c = w.lock()) {
                     try {
                         c->forget(*g, p);
@@ -284,12 +282,11 @@ private:
                         // Out of memory while unsubscribing: the entries stay until the hub goes.
                     }
                 }
-                if (previous) previous();
-            };
+            });
         }
 
         // On g's executor: `p` is gone; every subscription of it goes too.
-        void forget(group& g, pump* p) {
+        void forget(group& g, const void* p) {
             auto it = g.connections.find(p);
             if (it == g.connections.end()) return;
             auto subs = std::move(it->second);
@@ -297,18 +294,18 @@ private:
             for (auto& sub : subs) remove_member(g, *sub.topic, sub.index);
         }
 
-        group* group_for(pump* p) {
-            auto ex = p->stream.get_executor();
+        group* group_for(const local_connection& s) {
+            auto ex = s.get_executor();
             std::lock_guard<std::mutex> lock(mutex);
             for (auto& g : groups)
                 if (g->ex == ex) return g.get();
             return nullptr;
         }
 
-        bool unsubscribe(pump* p, std::string_view name) {
-            group* g = p ? group_for(p) : nullptr;
+        bool unsubscribe(const local_connection& s, std::string_view name) {
+            group* g = s ? group_for(s) : nullptr;
             if (!g) return false;
-            auto it = g->connections.find(p);
+            auto it = g->connections.find(s.id());
             if (it == g->connections.end()) return false;
             auto& subs = it->second;
             for (std::size_t i = 0; i < subs.size(); ++i) {
@@ -321,10 +318,10 @@ private:
             return false;
         }
 
-        std::size_t unsubscribe_all(pump* p) {
-            group* g = p ? group_for(p) : nullptr;
+        std::size_t unsubscribe_all(const local_connection& s) {
+            group* g = s ? group_for(s) : nullptr;
             if (!g) return 0;
-            auto it = g->connections.find(p);
+            auto it = g->connections.find(s.id());
             if (it == g->connections.end()) return 0;
             auto subs = std::move(it->second);
             it->second.clear();
@@ -354,7 +351,7 @@ private:
 
         // The member of `p` in t's list is now at `index`. (A connection has one member per
         // topic, so the one that moves is never the one leaving.)
-        void moved(group& g, const topic_state& t, pump* p, std::size_t index) {
+        void moved(group& g, const topic_state& t, const void* p, std::size_t index) {
             auto it = g.connections.find(p);
             if (it == g.connections.end()) return;
             for (auto& sub : it->second)

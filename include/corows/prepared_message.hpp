@@ -48,7 +48,7 @@ public:
     std::span<const std::uint8_t> deflated_frame(int window_bits) const;
     /// Memory the message holds besides the frame a queue sends: the object and the
     /// bookkeeping of its two allocations. A write queue charges this, with the frame, for
-    /// each reference it keeps (see detail::write_queue): an empty message costs a queue
+    /// each reference it keeps (see output_queue): an empty message costs a queue
     /// some 400 bytes, not the 2 of its frame.
     static constexpr std::size_t footprint() noexcept { return sizeof(prepared_message) + 2 * 16; }
     /// The compressed payload of deflated_frame(window_bits), without the frame header (what a

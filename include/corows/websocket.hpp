@@ -156,6 +156,8 @@ struct event_driver;
 
 template <class Stream>
 class basic_connection_handle;
+template <class Stream>
+class basic_local_connection;
 
 /// The callbacks of an event-mode connection (run_events()). Each runs on the connection's
 /// thread and must not block; any may be empty.
@@ -254,6 +256,8 @@ public:
     /// A handle through which any thread can send to this connection or close it, safely
     /// after the connection is gone too (corows/connection_handle.hpp).
     basic_connection_handle<Stream> handle() const;
+    /// This connection as code on its own thread sees it (corows/connection_handle.hpp).
+    basic_local_connection<Stream> local() const noexcept;
 
     /// Called with each ping's payload (the pong is sent automatically).
     void on_ping(std::function<void(std::span<const std::uint8_t>)> f) { callbacks().on_ping = std::move(f); }
@@ -472,8 +476,6 @@ private:
     friend void run_events(std::shared_ptr<websocket<S>>,
                            std::type_identity_t<std::shared_ptr<const event_handlers<S>>>);
     friend struct detail::event_driver<Stream>;
-    template <class S>
-    friend class basic_hub;
 
     void let_go() noexcept;
 

@@ -298,7 +298,7 @@ byte_buffer& connection::out() noexcept {
     return pending_.bytes;
 }
 
-detail::write_queue& connection::take_output() noexcept {
+output_queue& connection::take_output() noexcept {
     std::swap(pending_, inflight_);
     pong_at_ = no_pong;
     return inflight_;

@@ -91,6 +91,24 @@ std::error_code validate_upgrade_request(const http_request& req, upgrade_reques
     return {};
 }
 
+std::string choose_subprotocol(std::span<const std::string> ours, std::span<const std::string> offered) {
+    for (const auto& mine : ours)
+        if (std::find(offered.begin(), offered.end(), mine) != offered.end()) return mine;
+    return {};
+}
+
+bool looks_like_tls_record(std::span<const std::uint8_t> head) noexcept {
+    // Content type 21 (alert) or 22 (handshake), then a record version 3.x.
+    return head.size() >= 3 && (head[0] == 0x15 || head[0] == 0x16) && head[1] == 0x03 && head[2] <= 0x04;
+}
+
+std::string_view busy_response(unsigned status) noexcept {
+    // Constants, not build_refusal_response(): an overloaded server should not allocate to say so.
+    if (status == 429)
+        return "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+    return "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+}
+
 unsigned http_status_for(std::error_code ec) noexcept {
     if (ec.category() != error_category()) return 500;
     switch (static_cast<error>(ec.value())) {

@@ -1,5 +1,6 @@
 #include <corows/detail/ascii.hpp>
 #include <corows/protocol/http.hpp>
+#include <corows/protocol/http_body.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -276,7 +277,7 @@ std::string_view reason_phrase(unsigned status) noexcept {
 // ---- responses ----
 
 std::string build_response(const http_response& res) {
-    const bool bodiless = res.status < 200 || res.status == 204 || res.status == 304;
+    const bool bodiless = response_has_no_body(res.status);
     const bool framed = res.fields.count("Content-Length") != 0 || res.fields.count("Transfer-Encoding") != 0;
     std::string out;
     if (res.reason.empty() || (!bodiless && !framed)) {

@@ -7,7 +7,7 @@
 // the state only moves forward; the output is valid frames for the peer's role, carrying the
 // echoes in order, each pong answering a ping, nothing after our close frame; a failure sends
 // the close code RFC 6455 gives its error; and the queue charges exactly what it holds.
-#include <corows/detail/write_queue.hpp>
+#include <corows/protocol/output_queue.hpp>
 #include <corows/protocol/connection.hpp>
 #include <corows/protocol/frame.hpp>
 #include <corows/protocol/message_reader.hpp>
@@ -100,7 +100,7 @@ struct driver {
         // The charge is the bytes plus each shared frame's own cost, nothing more.
         std::size_t expect = q.bytes.size();
         for (const auto& f : q.shared_frames())
-            expect += corows::detail::write_queue::charge(f.frame, *f.keep);
+            expect += corows::output_queue::charge(f.frame, *f.keep);
         check(q.size() == expect && charged == expect);
         q.for_each_piece([&](std::span<const std::uint8_t> piece) { out.insert(out.end(), piece.begin(), piece.end()); });
         conn.output_written();

@@ -464,10 +464,10 @@ BOOST_AUTO_TEST_CASE(a_shared_frame_is_charged_what_it_keeps_alive) {
     BOOST_REQUIRE(!c->send_prepared(pm));
     std::size_t one = c->queued();
     // An empty message: the prepared message it keeps alive, not its 2 bytes of frame.
-    BOOST_TEST(one >= sizeof(corows::prepared_message) + sizeof(corows::detail::write_queue::shared_frame));
+    BOOST_TEST(one >= sizeof(corows::prepared_message) + sizeof(corows::output_queue::shared_frame));
     // A large one: at least its frame.
     auto big = corows::prepared_message::make(bytes(10000, 1), corows::message_kind::binary);
-    BOOST_TEST(corows::detail::write_queue::charge(big->frame(), *big) >= big->frame().size());
+    BOOST_TEST(corows::output_queue::charge(big->frame(), *big) >= big->frame().size());
     std::size_t queued = 1;
     while (c->has_room()) {
         BOOST_REQUIRE(!c->send_prepared(corows::prepared_message::make({}, corows::message_kind::text)));

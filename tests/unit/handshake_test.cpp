@@ -640,4 +640,57 @@ BOOST_AUTO_TEST_CASE(client_and_server_agree_end_to_end) {
     BOOST_TEST(*res.extensions[0].params[0].value == "12");
 }
 
+// The subprotocol a server picks from what a request's Sec-WebSocket-Protocol fields offer.
+std::string chosen(const std::vector<std::string>& ours, std::string_view offer_lines) {
+    auto text = replace_line(rfc_request, "Sec-WebSocket-Protocol:", std::string(offer_lines));
+    corows::upgrade_request up;
+    const auto ec = corows::validate_upgrade_request(parse_request(text), up);
+    BOOST_TEST_REQUIRE(!ec, ec.message());
+    return corows::choose_subprotocol(ours, up.subprotocols);
+}
+
+BOOST_AUTO_TEST_CASE(the_server_picks_its_most_preferred_offered_subprotocol) {
+    const std::string offer = "Sec-WebSocket-Protocol: chat, superchat\r\n";
+    // Our order decides, not the client's.
+    BOOST_TEST(chosen({"superchat", "chat"}, offer) == "superchat");
+    BOOST_TEST(chosen({"chat", "superchat"}, offer) == "chat");
+    BOOST_TEST(chosen({"v9", "superchat"}, offer) == "superchat");
+    // Nothing shared, nothing offered, nothing supported: none.
+    BOOST_TEST(chosen({"v9"}, offer) == "");
+    BOOST_TEST(chosen({"chat"}, "") == "");
+    BOOST_TEST(chosen({}, offer) == "");
+    // Names are case-sensitive tokens (RFC 6455 §4.1).
+    BOOST_TEST(chosen({"Chat"}, offer) == "");
+}
+
+BOOST_AUTO_TEST_CASE(subprotocol_offers_are_a_list_across_fields) {
+    // Whitespace, empty elements and repeated fields: one list, in order.
+    BOOST_TEST(chosen({"b"}, "Sec-WebSocket-Protocol:  a ,\t b\t,,\r\n") == "b");
+    BOOST_TEST(chosen({"c", "b"}, "Sec-WebSocket-Protocol: a\r\nsec-websocket-protocol: ,c\r\n") == "c");
+    BOOST_TEST(chosen({"a"}, "Sec-WebSocket-Protocol: ,\r\n") == "");
+    // A space inside an element is not a token: the request is refused.
+    auto text = replace_line(rfc_request, "Sec-WebSocket-Protocol:", "Sec-WebSocket-Protocol: a b\r\n");
+    BOOST_TEST(validate(text) == error::http_parse_error);
+}
+
+BOOST_AUTO_TEST_CASE(a_tls_record_where_a_head_was_expected) {
+    auto tls = [](std::vector<std::uint8_t> b) { return corows::looks_like_tls_record(b); };
+    BOOST_TEST(tls({0x15, 0x03, 0x01, 0x00, 0x02}));   // an alert, TLS 1.0 record version
+    BOOST_TEST(tls({0x16, 0x03, 0x03}));               // a handshake record, TLS 1.2
+    BOOST_TEST(tls({0x16, 0x03, 0x04}));
+    BOOST_TEST(!tls({0x16, 0x03, 0x05}));
+    BOOST_TEST(!tls({0x17, 0x03, 0x03}));              // application data is no answer
+    BOOST_TEST(!tls({0x15, 0x02, 0x00}));
+    BOOST_TEST(!tls({0x15, 0x03}));                    // too short to tell
+    BOOST_TEST(!tls({'H', 'T', 'T', 'P'}));
+}
+
+BOOST_AUTO_TEST_CASE(busy_answers_are_fixed_bytes) {
+    BOOST_TEST(corows::busy_response(429) ==
+               "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+    BOOST_TEST(corows::busy_response(503) ==
+               "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+    BOOST_TEST(corows::busy_response(500) == corows::busy_response(503));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <corows/asio.hpp>
+#include <corows/protocol/handshake.hpp>
 
 #include <chrono>
 #include <memory>
@@ -10,7 +11,7 @@
 
 namespace corows::detail {
 
-/// Answers `status` (429, else 503) with Retry-After on `sock` (TCP or Unix domain), then reads and drops what the
+/// Writes busy_response(status) on `sock` (TCP or Unix domain), then reads and drops what the
 /// client sends until it closes, for at most a second, and closes `sock`.
 // The draining: closing with the request unread would reset the connection, and the client
 // could lose the answer.
@@ -22,12 +23,8 @@ asio::awaitable<void> answer_and_close(Socket sock, int status) {
     };
     auto ex = sock.get_executor();
     auto r = std::make_shared<refused>(refused{std::move(sock), asio::steady_timer(ex)});
-    const char* text = status == 429 ? "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 1\r\n"
-                                       "Content-Length: 0\r\nConnection: close\r\n\r\n"
-                                     : "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\n"
-                                       "Content-Length: 0\r\nConnection: close\r\n\r\n";
     error_code ec;
-    co_await asio::async_write(r->sock, asio::buffer(std::string_view(text)),
+    co_await asio::async_write(r->sock, asio::buffer(busy_response(static_cast<unsigned>(status))),
                                asio::redirect_error(asio::use_awaitable, ec));
     if (!ec) r->sock.shutdown(asio::socket_base::shutdown_send, ec);
     if (!ec) {

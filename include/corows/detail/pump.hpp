@@ -255,7 +255,7 @@ public:
     /// True while a transport write (background or direct) is in progress.
     bool writing() const noexcept { return writing_; }
 
-    /// Bytes accepted for sending and not yet written (see write_queue::size()).
+    /// Bytes accepted for sending and not yet written (see output_queue::size()).
     std::size_t queued() const noexcept { return conn.queued(); }
 
     /// A direct write (a large message from the caller's memory) takes the transport; the
@@ -469,7 +469,7 @@ private:
     // the front: a large queue would be copied). Asio's write would make the same send, but
     // holds the buffer until its completion handler runs, after every other ready handler:
     // with many busy connections, their buffers could not go back to the pool between batches.
-    bool write_now(detail::write_queue& q, std::size_t& sent) {
+    bool write_now(output_queue& q, std::size_t& sent) {
         if constexpr (!writes_without_handler) {
             return false;
         } else {

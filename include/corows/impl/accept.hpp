@@ -8,6 +8,7 @@
 #include <corows/detail/pump.hpp>
 #include <corows/protocol/handshake.hpp>
 #include <corows/protocol/http.hpp>
+#include <corows/protocol/http_body.hpp>
 
 #include <algorithm>
 #include <climits>
@@ -34,6 +35,20 @@ asio::awaitable<error_code> read_head(std::shared_ptr<pump<Stream>> s, Parser& p
             s->conn.consume(r.consumed);
             if (r.status == http_parse_status::complete) co_return error_code{};
         }
+        if (error_code ec = co_await read_some(s)) co_return ec;
+    }
+}
+
+/// Feeds received bytes to `body` until it is complete, appending its data to `out`; reads as
+/// needed. Returns the decoder's error or the read's.
+template <class Stream>
+asio::awaitable<error_code> read_body_bytes(std::shared_ptr<pump<Stream>> s, http_body_decoder& body,
+                                            std::string& out) {
+    for (;;) {
+        auto r = body.feed(s->conn.buffered(), out);
+        s->conn.consume(r.consumed);
+        if (r.status == http_parse_status::complete) co_return error_code{};
+        if (r.status == http_parse_status::failed) co_return r.error;
         if (error_code ec = co_await read_some(s)) co_return ec;
     }
 }
@@ -78,14 +93,6 @@ void opened(const std::shared_ptr<pump<Stream>>& s, role r, std::string subproto
     s->arm_timer(s);
 }
 
-/// The first of our subprotocols (in our order of preference) that the client offered.
-inline std::string choose_subprotocol(const options& o, const upgrade_request& up) {
-    for (const auto& mine : o.subprotocols)
-        for (const auto& offered : up.subprotocols)
-            if (mine == offered) return mine;
-    return {};
-}
-
 /// Answers a valid upgrade request with 101 (negotiating the subprotocol and
 /// permessage-deflate), or refuses a bad accept decision with 500.
 template <class Stream>
@@ -93,7 +100,7 @@ asio::awaitable<error_code> accept_upgrade(std::shared_ptr<pump<Stream>> s, cons
                                            const accept_decision& d) {
     s->conn.use_settings(d.settings);
     const options& o = s->conn.settings();
-    std::string sub = d.subprotocol ? *d.subprotocol : choose_subprotocol(o, up);
+    std::string sub = d.subprotocol ? *d.subprotocol : choose_subprotocol(o.subprotocols, up.subprotocols);
     std::string ext;
     std::optional<deflate_params> params;
     if (o.deflate.enabled) params = negotiate_deflate(up.extensions, o.deflate, ext);

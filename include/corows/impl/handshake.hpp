@@ -21,33 +21,13 @@
 namespace corows {
 namespace detail {
 
-/// After a refusal's head: up to max_refusal_body bytes of its body, by its Content-Length or
-/// chunked coding, else until the server closes. Whatever ends the read early (the handshake
-/// timer, a reset, a bad chunk) only shortens the body: the refusal is what the caller learns.
+/// After a refusal's head: up to max_refusal_body bytes of its body (response_body_decoder()).
+/// Whatever ends the read early (the handshake timer, a reset, a bad chunk) only shortens the
+/// body: the refusal is what the caller learns.
 template <class Stream>
 asio::awaitable<void> read_refusal_body(std::shared_ptr<pump<Stream>> s, http_response& res) {
-    if (res.status == 204 || res.status == 304 || res.status < 200) co_return; // no body (RFC 9112 §6.3)
-    std::size_t want = max_refusal_body;
-    http_body_framing f;
-    const bool framed = !body_framing(res.fields, f);
-    const bool chunked = framed && f.transfer_encoding && is_chunked_only(res.fields);
-    if (framed && f.has_content_length && f.content_length < want) want = static_cast<std::size_t>(f.content_length);
-    if (want == 0) co_return;
-    http_chunked_decoder chunks(max_refusal_body);
-    while (!s->transport_closed) {
-        auto buffered = s->conn.buffered();
-        if (chunked) {
-            auto r = chunks.feed(buffered, res.body);
-            s->conn.consume(r.consumed);
-            if (r.status != http_parse_status::need_more) break;
-        } else {
-            const auto take = std::min(buffered.size(), want - res.body.size());
-            res.body.append(reinterpret_cast<const char*>(buffered.data()), take);
-            s->conn.consume(take);
-            if (res.body.size() == want) break;
-        }
-        if (co_await read_some(s)) break;
-    }
+    auto body = response_body_decoder(res, "GET", max_refusal_body);
+    if (!s->transport_closed) co_await read_body_bytes(s, body, res.body);
 }
 
 template <class Stream>
@@ -80,10 +60,7 @@ asio::awaitable<error_code> handshake(std::shared_ptr<pump<Stream>> s, const std
         // An end before any answer is most often a TLS server that dropped a plain request;
         // some answer it with an alert record (content type 21) instead.
         if (ec == asio::error::eof && !s->conn.timed_out()) ec = error::handshake_closed;
-        const auto rest = s->conn.buffered();
-        if (ec == error::http_parse_error && rest.size() >= 3 && (rest[0] == 0x15 || rest[0] == 0x16) &&
-            rest[1] == 0x03 && rest[2] <= 0x04)
-            ec = error::tls_answer;
+        if (ec == error::http_parse_error && looks_like_tls_record(s->conn.buffered())) ec = error::tls_answer;
     }
     upgrade_response ur;
     if (!ec) ec = validate_upgrade_response(parser.get(), o, ur);

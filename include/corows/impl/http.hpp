@@ -8,6 +8,7 @@
 #include <corows/detail/pump.hpp>
 #include <corows/impl/accept.hpp>
 #include <corows/protocol/http.hpp>
+#include <corows/protocol/http_body.hpp>
 
 #include <corows/asio.hpp>
 
@@ -23,65 +24,22 @@
 namespace corows {
 namespace detail {
 
-/// How read_body() finds the end of a body: a length, or the chunked coding.
-struct body_plan {
-    std::size_t length = 0;
-    bool chunked = false;
-};
-
-/// How read_body() is to read the body of `req`, or why it refuses to.
-inline error_code plan_body(const http_request& req, std::size_t limit, body_plan& plan) {
-    http_body_framing f;
-    if (auto ec = body_framing(req.fields, f)) return ec;
-    if (f.transfer_encoding) {
-        // Codings under the chunked one (gzip) are the application's to undo, through
-        // buffered_input(): read_body() would hand back bytes that are not the body.
-        if (!is_chunked_only(req.fields)) return error::length_required;
-        plan.chunked = true;
-        return {};
-    }
-    if (f.content_length > limit) return error::body_too_large;
-    plan.length = static_cast<std::size_t>(f.content_length);
-    return {};
-}
-
-/// Reads a body as `plan` says into `out`: the buffered bytes first, then from the stream
-/// through the same buffer, so that bytes beyond the body stay buffered for the next
-/// request. A failure closes the transport: the request's end is lost, so no next request
-/// can be found.
+/// Reads the body `body` decodes into `out`: the buffered bytes first, then from the stream
+/// through the same buffer, so that bytes beyond the body stay buffered for the next request.
+/// A failure closes the transport: the request's end is lost, so no next request can be found.
 template <class Stream>
-asio::awaitable<error_code> read_body(std::shared_ptr<pump<Stream>> s, body_plan plan, bool send_continue,
+asio::awaitable<error_code> read_body(std::shared_ptr<pump<Stream>> s, http_body_decoder body, bool send_continue,
                                       std::string* out) {
     out->clear();
-    if (!plan.chunked) out->reserve(plan.length);
-    const std::size_t limit = s->conn.settings().http.max_body_size;
-    http_chunked_decoder chunks(limit);
+    out->reserve(static_cast<std::size_t>(body.remaining()));
     handshake_phase(s);
     error_code ec;
-    if (send_continue && (plan.chunked || s->conn.buffered().size() < plan.length)) {
-        // RFC 9110 §10.1.1: a client that sent Expect: 100-continue may wait for this.
-        static constexpr std::string_view go_on = "HTTP/1.1 100 Continue\r\n\r\n";
-        co_await asio::async_write(s->stream, asio::buffer(go_on.data(), go_on.size()),
+    if (send_continue && (body.kind() == http_body_decoder::framing::chunked ||
+                          s->conn.buffered().size() < body.remaining())) {
+        co_await asio::async_write(s->stream, asio::buffer(continue_response.data(), continue_response.size()),
                                    asio::redirect_error(asio::use_awaitable, ec));
     }
-    while (!ec) {
-        auto buffered = s->conn.buffered();
-        if (plan.chunked) {
-            auto r = chunks.feed(buffered, *out);
-            s->conn.consume(r.consumed);
-            if (r.status == http_parse_status::complete) break;
-            if (r.status == http_parse_status::failed) {
-                ec = r.error;
-                break;
-            }
-        } else {
-            const auto take = std::min(buffered.size(), plan.length - out->size());
-            out->append(reinterpret_cast<const char*>(buffered.data()), take);
-            s->conn.consume(take);
-            if (out->size() == plan.length) break;
-        }
-        ec = co_await read_some(s);
-    }
+    if (!ec) ec = co_await read_body_bytes(s, body, *out);
     if (ec) {
         if (s->conn.timed_out()) ec = error::timeout;
         s->close_transport_now();
@@ -94,15 +52,16 @@ asio::awaitable<error_code> read_body(std::shared_ptr<pump<Stream>> s, body_plan
 }
 
 template <class Stream>
-asio::awaitable<std::string> read_body_or_throw(std::shared_ptr<pump<Stream>> s, body_plan plan, bool send_continue) {
+asio::awaitable<std::string> read_body_or_throw(std::shared_ptr<pump<Stream>> s, http_body_decoder plan,
+                                                bool send_continue) {
     std::string body;
     throw_if(co_await read_body(s, plan, send_continue, &body));
     co_return body;
 }
 
 template <class Stream>
-asio::awaitable<std::string> read_body_into_ec(std::shared_ptr<pump<Stream>> s, body_plan plan, bool send_continue,
-                                               error_code* ec) {
+asio::awaitable<std::string> read_body_into_ec(std::shared_ptr<pump<Stream>> s, http_body_decoder plan,
+                                               bool send_continue, error_code* ec) {
     std::string body;
     *ec = co_await read_body(s, plan, send_continue, &body);
     co_return body;
@@ -157,11 +116,10 @@ asio::awaitable<std::string> start_read_body(const std::shared_ptr<pump<Stream>>
     // Once open, the buffer holds frames, which the connection's reader owns.
     if (s->conn.state() != connection_state::connecting)
         return body_refused<Stream>(make_error_code(asio::error::operation_not_supported), ec);
-    body_plan plan;
-    if (auto failure = plan_body(req, s->conn.settings().http.max_body_size, plan))
+    http_body_decoder plan;
+    if (auto failure = request_body_decoder(req, s->conn.settings().http.max_body_size, plan))
         return body_refused<Stream>(failure, ec);
-    const bool send_continue = (plan.chunked || plan.length > 0) && req.version >= 11 &&
-                               req.has_token("Expect", "100-continue");
+    const bool send_continue = plan.status() == http_parse_status::need_more && expects_continue(req);
     if (!ec) return read_body_or_throw(s, plan, send_continue);
     return read_body_into_ec(s, plan, send_continue, ec);
 }

@@ -5,7 +5,7 @@
 
 #include <corows/byte_buffer.hpp>
 #include <corows/close_info.hpp>
-#include <corows/detail/write_queue.hpp>
+#include <corows/detail/write_queue.hpp> // output_queue's old name, for one release
 #include <corows/error.hpp>
 #include <corows/message.hpp>
 #include <corows/options.hpp>
@@ -13,6 +13,7 @@
 #include <corows/protocol/frame.hpp>
 #include <corows/protocol/message_reader.hpp>
 #include <corows/protocol/message_writer.hpp>
+#include <corows/protocol/output_queue.hpp>
 #include <corows/protocol/permessage_deflate.hpp>
 
 #include <chrono>
@@ -251,7 +252,7 @@ public:
     bool has_output() const noexcept { return !pending_.empty(); }
     /// What the transport should write next (everything queued so far, moved out of the
     /// queue); keep it until output_written().
-    detail::write_queue& take_output() noexcept;
+    output_queue& take_output() noexcept;
     /// The last take_output() was written.
     void output_written() noexcept {
         inflight_.clear();
@@ -266,7 +267,7 @@ public:
     void write_failed(std::error_code ec) noexcept;
     /// The first write error; empty if none.
     std::error_code write_error() const noexcept { return write_error_; }
-    /// Memory held by frames not yet written (queued and in flight; see write_queue).
+    /// Memory held by frames not yet written (queued and in flight; see output_queue).
     std::size_t queued() const noexcept { return pending_.size() + inflight_.size(); }
     /// The driver is idle with nothing to write: send buffers go back to the thread's pool.
     void release_write_buffers() noexcept;
@@ -307,8 +308,8 @@ private:
     std::uint8_t pong_size_ = 0;
     static constexpr std::uint32_t no_pong = UINT32_MAX;
 
-    detail::write_queue pending_;  // frames queued, not yet taken
-    detail::write_queue inflight_; // frames the transport is writing
+    output_queue pending_;  // frames queued, not yet taken
+    output_queue inflight_; // frames the transport is writing
 
     // What the handshake agreed on, when it agreed on anything (most connections: nothing).
     struct agreement {

@@ -6,6 +6,7 @@
 #include <corows/protocol/extension.hpp>
 #include <corows/protocol/http.hpp>
 
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -51,6 +52,19 @@ std::error_code validate_upgrade_request(const http_request& req, upgrade_reques
 /// for length_required, 505 for http_version_not_supported, 400 for other corows errors, 500
 /// for errors of other categories.
 unsigned http_status_for(std::error_code ec) noexcept;
+
+/// The subprotocol a server picks: the first of `ours` (in our order of preference) that the
+/// client offered (upgrade_request::subprotocols); empty if none is shared.
+std::string choose_subprotocol(std::span<const std::string> ours, std::span<const std::string> offered);
+
+/// True if `head`, bytes received where an HTTP response head was expected, starts like a TLS
+/// record (an alert or a handshake, TLS 1.0 to 1.3): a TLS server answering a plain request.
+bool looks_like_tls_record(std::span<const std::uint8_t> head) noexcept;
+
+/// The fixed answer of a server that admits no more connections, written before the request is
+/// read: 429 Too Many Requests for `status` 429, else 503 Service Unavailable; both with
+/// Retry-After: 1, an empty body and Connection: close.
+std::string_view busy_response(unsigned status) noexcept;
 
 /// What an application adds to the 101 answer.
 struct accept_options {
