@@ -379,8 +379,10 @@ auto connect(std::string url, connect_options opts, Token&& token) {
 
 // The forms before connect_options, for one release.
 
-/// Deprecated: connect(url, connect_options) with connection = opts.
-[[deprecated("use connect(url, connect_options, token)")]]
+// Not marked deprecated yet, like connect(url, opts, ec) below: docs/errors.md, owned
+// elsewhere, still shows it. Its replacement is connect(url, connect_options).
+/// As connect(url, connect_options) with connection = opts (and options' deprecated client
+/// fields, for one release).
 inline asio::awaitable<client_websocket> connect(std::string url, const options& opts) {
     return detail::start_connect(std::move(url), detail::legacy_connect_options(opts), nullptr);
 }
@@ -405,8 +407,8 @@ inline asio::awaitable<client_websocket> connect(std::string url, const options&
     return detail::start_connect(std::move(url), detail::legacy_connect_options(opts, &tls, extra), nullptr);
 }
 
-// Not deprecated yet: docs/errors.md, owned elsewhere, still shows it. Its replacement is
-// connect(url, connect_options, as_tuple(use_awaitable)).
+// Not marked deprecated yet: docs/errors.md, owned elsewhere, still shows it. Its replacement
+// is connect(url, connect_options, as_tuple(use_awaitable)).
 /// As connect(url, opts), reporting failure in `ec` instead of throwing; on failure the
 /// returned websocket is not open.
 inline asio::awaitable<client_websocket> connect(std::string url, const options& opts, error_code& ec) {
