@@ -42,7 +42,7 @@ struct connect_options {
     handshake_request request{};
     /// wss://: the TLS context the server is verified against (a private CA, a client
     /// certificate), which must outlive the operation; nullptr: default_tls_context(). Peer
-    /// verification and the host name check are on whatever the context says.
+    /// verification and the host name check are on whatever the context's own settings.
     asio::ssl::context* tls = nullptr;
     /// TCP connection attempts to a name's addresses race (Happy Eyeballs, RFC 8305): the next
     /// address is tried this long after the one before unless that one connected (at once if it
