@@ -24,6 +24,7 @@
 #include <corows/connect.hpp>
 
 #include <asio/co_spawn.hpp>
+#include <asio/experimental/as_tuple.hpp>
 #include <asio/experimental/awaitable_operators.hpp>
 #include <asio/io_context.hpp>
 #include <asio/post.hpp>
@@ -173,15 +174,16 @@ asio::awaitable<void> print_echoes(corows::client_websocket& ws, progress& p) {
 
 asio::awaitable<void> session(const settings& s, std::shared_ptr<input> in, std::shared_ptr<gate> g) {
     using namespace asio::experimental::awaitable_operators;
-    corows::options o;
-    o.max_message_size = 64 * 1024 * 1024;
-    o.deflate = s.offer;
+    corows::connect_options o;
+    o.connection.max_message_size = 64 * 1024 * 1024;
+    o.connection.deflate = s.offer;
     o.proxy = s.proxy;
     o.proxy_from_environment = true;
     asio::ssl::context tls(asio::ssl::context::tls_client);
     if (s.ca.empty()) tls.set_default_verify_paths();
     else tls.load_verify_file(s.ca);
-    corows::client_websocket ws = co_await corows::connect(s.url, o, tls);
+    o.tls = &tls;
+    corows::client_websocket ws = co_await corows::connect(s.url, o, asio::use_awaitable);
     start_reading_stdin(co_await asio::this_coro::executor, in, std::move(g));
     progress p;
     // Both run until the echoes are all in; if the server goes first, the sender is cancelled.
@@ -224,8 +226,11 @@ struct outcome {
 // or, with echo off, only reads. Never throws for anything the server does.
 asio::awaitable<void> run_connection(std::string url, const corows::options& o, asio::ssl::context& tls, bool echo,
                                      outcome& out) {
-    std::error_code ec;
-    corows::client_websocket ws = co_await corows::connect(url, o, tls, ec);
+    corows::connect_options co;
+    co.connection = o;
+    co.tls = &tls;
+    auto [ec, ws] =
+        co_await corows::connect(std::move(url), std::move(co), asio::experimental::as_tuple(asio::use_awaitable));
     if (ec) {
         out.ec = ec;
         co_return;

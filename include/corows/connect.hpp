@@ -8,8 +8,12 @@
 
 #include <corows/asio.hpp>
 #include <corows/client_stream.hpp>
+#include <corows/connect_failure.hpp>
+#include <corows/connect_options.hpp>
 #include <corows/detail/happy_eyeballs.hpp>
+#include <corows/detail/close_at_deadline.hpp>
 #include <corows/detail/initiate.hpp>
+#include <corows/detail/launch_connect.hpp>
 #include <corows/detail/proxy_tunnel.hpp>
 #include <corows/error.hpp>
 #include <corows/options.hpp>
@@ -57,72 +61,24 @@ inline asio::ssl::context& default_tls_context() {
     return h.ctx;
 }
 
-/// The step of connect() that failed.
-enum class connect_phase : std::uint8_t {
-    url,           ///< the URL did not parse
-    resolve,       ///< the host name did not resolve
-    tcp_connect,   ///< no address accepted the TCP connection
-    tls_handshake, ///< wss://: TLS failed (certificate, protocol)
-    http_upgrade,  ///< the WebSocket handshake failed or was refused
-    proxy,         ///< the proxy refused or failed the tunnel (after TCP reached it)
-};
-
-/// What connect() knows about a failure beyond its error_code.
-struct connect_failure {
-    connect_phase phase = connect_phase::url; ///< where it failed
-    /// "host:port", with the address tried last once known ("localhost:80 (127.0.0.1:80)"); through
-    /// a proxy "proxy 127.0.0.1:3128 for example.com:443"
-    std::string peer;
-    std::string detail;  ///< more from below: OpenSSL's verify result ("certificate has expired"), the proxy's refusal, a hint
-    /// A refused upgrade's answer, with up to max_refusal_body of body; or an HTTP proxy's
-    /// refusal of CONNECT (head only)
-    std::optional<http_response> response;
-    std::string message; ///< what connect_error::what() says: phase, peer, error and detail
-};
-
-/// A connect() failure: code() is the error the error_code overloads report (url_error,
-/// resolver, socket or TLS error, error::timeout, the handshake's error); what() names the
-/// phase and the peer; failure() has the parts, and the server's answer for a refusal.
-class connect_error : public system_error {
-public:
-    /// A failure with `ec` as described by `f` (what() is f.message).
-    connect_error(error_code ec, connect_failure f)
-        : system_error(ec), f_(std::make_shared<const connect_failure>(std::move(f))) {}
-    /// The phase, peer, detail, answer and message.
-    const connect_failure& failure() const noexcept { return *f_; }
-    /// Where connect() failed.
-    connect_phase phase() const noexcept { return f_->phase; }
-    /// The refused upgrade's answer (status, reason, fields, bounded body), or nullptr.
-    const http_response* response() const noexcept { return f_->response ? &*f_->response : nullptr; }
-    /// "corows::connect: <phase> <peer> failed: <error> (<detail>)".
-    const char* what() const noexcept override { return f_->message.c_str(); }
-
-private:
-    // Shared: exceptions are copied, and a copy must not throw.
-    std::shared_ptr<const connect_failure> f_;
-};
-
 namespace detail {
 
 // Everything a connect() call was given, owned by the operation so that the caller's
 // arguments may be temporaries.
 struct connect_request {
     std::string url;
-    options opts;
-    asio::ssl::context* tls = nullptr; // nullptr: default_tls_context()
-    handshake_request extra;
+    connect_options opts;
 };
 
 // What the connect deadline has to reach: the resolver and the sockets being connected.
 struct connect_attempt {
     explicit connect_attempt(client_stream s)
         : stream(std::move(s)), resolver(stream.get_executor()), race(stream.get_executor()),
-          timer(stream.get_executor()) {}
+          deadline(stream.get_executor()) {}
     client_stream stream;
     asio::ip::tcp::resolver resolver;
     happy_eyeballs race;
-    asio::steady_timer timer;
-    bool timed_out = false;
+    close_at_deadline deadline;
     connect_phase phase = connect_phase::resolve;
     std::string tried; // the addresses TCP connect tried, in order
     std::string not_an_address; // an entry of options::resolve that is not one
@@ -135,11 +91,11 @@ struct connect_route {
     const url& target;
     const proxy_url* proxy = nullptr; // nullptr: no proxy
     http_limits limits;                // bound the proxy's answer
-    std::chrono::milliseconds attempt_delay{250}; // Happy Eyeballs (options::happy_eyeballs_delay)
-    const std::vector<std::string>* pinned = nullptr; // options::resolve, when it applies
+    std::chrono::milliseconds attempt_delay{250}; // Happy Eyeballs (connect_options::happy_eyeballs_delay)
+    const std::vector<std::string>* pinned = nullptr; // connect_options::resolve, when it applies
 };
 
-// options::resolve as endpoints, in its order; invalid_argument, with the culprit in `bad`,
+// connect_options::resolve as endpoints, in its order; invalid_argument, with the culprit in `bad`,
 // for an entry that is no address literal.
 inline error_code pinned_endpoints(const std::vector<std::string>& literals, std::uint16_t port,
                                    std::vector<asio::ip::tcp::endpoint>& out, std::string& bad) {
@@ -165,19 +121,14 @@ inline asio::awaitable<error_code> open_transport(std::shared_ptr<connect_attemp
     const url& u = route.target;
     const std::string& dial_host = route.proxy ? route.proxy->host : u.host;
     const std::uint16_t dial_port = route.proxy ? route.proxy->port : u.port;
-    if (limit.count() > 0) {
-        a->timer.expires_after(limit);
-        a->timer.async_wait([w = std::weak_ptr<connect_attempt>(a)](error_code ec) {
-            if (ec) return;
-            if (auto a = w.lock()) {
-                a->timed_out = true;
-                a->resolver.cancel();
-                a->race.cancel();
-                error_code ignored;
-                a->stream.lowest_layer().close(ignored);
-            }
-        });
-    }
+    a->deadline.arm_after(limit, [w = std::weak_ptr<connect_attempt>(a)] {
+        if (auto live = w.lock()) {
+            live->resolver.cancel();
+            live->race.cancel();
+            error_code ignored;
+            live->stream.lowest_layer().close(ignored);
+        }
+    });
     error_code ec;
     std::vector<asio::ip::tcp::endpoint> addresses;
     if (route.pinned && !route.proxy) {
@@ -190,7 +141,7 @@ inline asio::awaitable<error_code> open_transport(std::shared_ptr<connect_attemp
                                                             asio::redirect_error(asio::use_awaitable, ec));
         for (const auto& e : endpoints) addresses.push_back(e.endpoint());
     }
-    if (!ec && !a->timed_out) {
+    if (!ec && !a->deadline.fired()) {
         a->phase = connect_phase::tcp_connect;
         // The winner goes into the stream's TCP socket; for wss:// prepare_tls has already
         // set up the TLS layer above it, which holds no descriptor of its own.
@@ -199,22 +150,22 @@ inline asio::awaitable<error_code> open_transport(std::shared_ptr<connect_attemp
         a->tried = a->race.tried();
         if (a->race.attempts() > 0) a->last = a->race.last();
     }
-    if (!ec && !a->timed_out && route.proxy) {
+    if (!ec && !a->deadline.fired() && route.proxy) {
         a->phase = connect_phase::proxy;
         // The exchange runs on the TCP socket itself: for wss:// TLS starts once the tunnel is open.
         auto& socket = a->stream.tls() ? a->stream.tls()->next_layer() : *a->stream.plain();
         ec = co_await open_proxy_tunnel(socket, a->resolver, *route.proxy, u, route.limits, a->proxy);
         if (ec && a->proxy.resolving) a->phase = connect_phase::resolve;
     }
-    if (!ec && !a->timed_out) {
+    if (!ec && !a->deadline.fired()) {
         if (auto* tls = a->stream.tls()) {
             a->phase = connect_phase::tls_handshake;
             co_await tls->async_handshake(asio::ssl::stream_base::client,
                                           asio::redirect_error(asio::use_awaitable, ec));
         }
     }
-    a->timer.cancel();
-    if (a->timed_out) ec = error::timeout;
+    a->deadline.disarm();
+    if (a->deadline.fired()) ec = error::timeout;
     if (ec) {
         error_code ignored;
         a->stream.lowest_layer().close(ignored);
@@ -266,8 +217,8 @@ inline std::string describe_failure(const connect_failure& f, error_code ec, std
 
 // The proxy connect() goes through for `u` as `opts` say: its URL text (empty: none) and the
 // variable it came from.
-inline proxy_choice choose_proxy(const url& u, const options& opts) {
-    if (!opts.proxy.empty()) return {opts.proxy, "options::proxy"};
+inline proxy_choice choose_proxy(const url& u, const connect_options& opts) {
+    if (!opts.proxy.empty()) return {opts.proxy, "connect_options::proxy"};
     if (!opts.proxy_from_environment) return {};
     return proxy_from_environment(u, [](const std::string& name) -> std::optional<std::string> {
         const char* v = std::getenv(name.c_str());
@@ -275,8 +226,7 @@ inline proxy_choice choose_proxy(const url& u, const options& opts) {
     });
 }
 
-inline asio::awaitable<client_websocket> run_connect(std::shared_ptr<const connect_request> r, error_code* out,
-                                                     connect_failure* why_out) {
+inline asio::awaitable<client_websocket> run_connect(std::shared_ptr<const connect_request> r, error_code* out) {
     auto ex = co_await asio::this_coro::executor;
     error_code ec;
     connect_failure why;
@@ -304,7 +254,7 @@ inline asio::awaitable<client_websocket> run_connect(std::shared_ptr<const conne
     // Through a proxy every phase names both: the proxy is what TCP reached, the target what TLS
     // and the upgrade spoke to.
     auto peer_text = [&](const std::string& dialed) { return proxy ? "proxy " + dialed + " for " + host_port : dialed; };
-    client_stream stream = !ec && u.secure ? client_stream(ex, r->tls ? *r->tls : default_tls_context())
+    client_stream stream = !ec && u.secure ? client_stream(ex, r->opts.tls ? *r->opts.tls : default_tls_context())
                                            : client_stream(ex);
     if (!ec) {
         why.phase = connect_phase::tls_handshake;
@@ -313,9 +263,10 @@ inline asio::awaitable<client_websocket> run_connect(std::shared_ptr<const conne
     if (auto* tls = stream.tls()) ec = prepare_tls(*tls, u);
     if (!ec) {
         auto a = std::make_shared<connect_attempt>(std::move(stream));
-        const connect_route route{u, proxy ? &*proxy : nullptr, r->opts.http, r->opts.happy_eyeballs_delay,
-                                  r->opts.resolve.empty() ? nullptr : &r->opts.resolve};
-        ec = co_await open_transport(a, route, r->opts.handshake_timeout);
+        const connect_options& o = r->opts;
+        const connect_route route{u, proxy ? &*proxy : nullptr, o.connection.http, o.happy_eyeballs_delay,
+                                  o.resolve.empty() ? nullptr : &o.resolve};
+        ec = co_await open_transport(a, route, o.connection.handshake_timeout);
         why.phase = a->phase;
         if (!a->tried.empty()) {
             const auto addr = endpoint_text(a->last);
@@ -324,7 +275,7 @@ inline asio::awaitable<client_websocket> run_connect(std::shared_ptr<const conne
         }
         if (ec && a->phase == connect_phase::tcp_connect && a->tried.find(',') != std::string::npos)
             why.detail = "tried " + a->tried;
-        if (ec && !a->not_an_address.empty()) why.detail = "options::resolve: not an IP address: " + a->not_an_address;
+        if (ec && !a->not_an_address.empty()) why.detail = "connect_options::resolve: not an IP address: " + a->not_an_address;
         if (ec && a->phase == connect_phase::proxy) {
             why.detail = std::move(a->proxy.detail);
             why.response = std::move(a->proxy.response);
@@ -336,16 +287,16 @@ inline asio::awaitable<client_websocket> run_connect(std::shared_ptr<const conne
             }
         }
         // A proxy nobody named in the code: say where it came from.
-        if (ec && proxy && via.variable != "options::proxy" && a->phase != connect_phase::tls_handshake)
+        if (ec && proxy && via.variable != "connect_options::proxy" && a->phase != connect_phase::tls_handshake)
             why.detail += (why.detail.empty() ? "proxy from " : "; proxy from ") + via.variable;
         stream = std::move(a->stream);
     }
-    client_websocket ws(std::move(stream), r->opts);
+    client_websocket ws(std::move(stream), r->opts.connection);
     if (!ec) {
         why.phase = connect_phase::http_upgrade;
         const std::string host = u.host_field();
         http_response res;
-        co_await ws.handshake(host, u.target, r->extra, res, ec);
+        co_await ws.handshake(host, u.target, r->opts.request, res, ec);
         if (ec == error::bad_status) {
             why.detail = "the server answered " + std::to_string(res.status) + " " + res.reason;
             why.response = std::move(res);
@@ -354,23 +305,42 @@ inline asio::awaitable<client_websocket> run_connect(std::shared_ptr<const conne
         }
     }
     if (ec) {
-        why.message = describe_failure(why, ec, url_text, r->opts.handshake_timeout, bad_proxy_url);
+        why.message = describe_failure(why, ec, url_text, r->opts.connection.handshake_timeout, bad_proxy_url);
+        if (r->opts.failure) *r->opts.failure = why;
         if (!out) throw connect_error(ec, std::move(why));
-        if (why_out) *why_out = std::move(why);
     }
     if (out) *out = ec;
     co_return ws;
 }
 
-inline asio::awaitable<client_websocket> start_connect(std::string url, const options& opts, asio::ssl::context* tls,
-                                                       const handshake_request& extra, error_code* ec,
-                                                       connect_failure* why = nullptr) {
+inline asio::awaitable<client_websocket> start_connect(std::string url, const connect_options& opts, error_code* ec) {
     auto r = std::make_shared<connect_request>();
     r->url = std::move(url);
     r->opts = opts;
-    r->tls = tls;
-    r->extra = extra;
-    return run_connect(std::move(r), ec, why);
+    return run_connect(std::move(r), ec);
+}
+
+// The connect_options the deprecated overloads mean: options' deprecated client fields, the
+// TLS context, the request fields and the failure report they took as arguments.
+inline connect_options legacy_connect_options(const options& opts, asio::ssl::context* tls = nullptr,
+                                              const handshake_request& extra = {}, connect_failure* why = nullptr) {
+    connect_options co;
+    co.connection = opts;
+    co.tls = tls;
+    co.request = extra;
+    co.failure = why;
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#endif
+    co.happy_eyeballs_delay = opts.happy_eyeballs_delay;
+    co.resolve = opts.resolve;
+    co.proxy = opts.proxy;
+    co.proxy_from_environment = opts.proxy_from_environment;
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+    return co;
 }
 
 } // namespace detail
@@ -378,129 +348,160 @@ inline asio::awaitable<client_websocket> start_connect(std::string url, const op
 // Overloads rather than default arguments: GCC 12 destroys a class-type default argument of a
 // call inside a co_await expression twice.
 
-/// Opens a WebSocket connection to `url` (ws:// or wss://) with default options; wss://
+/// Opens a WebSocket connection to `url` (ws:// or wss://) with default connect_options; wss://
 /// verifies the server against default_tls_context(). Throws connect_error (a
 /// system_error naming the phase and the peer) on failure, with code() url_error,
 /// resolver and socket errors, TLS errors (asio::error::get_ssl_category(), e.g. certificate
-/// verify failed), error::timeout, or the handshake's corows error (bad_status for a refusal,
-/// whose answer response() holds).
+/// verify failed), error::timeout, the proxy's errors, or the handshake's corows error
+/// (bad_status for a refusal, whose answer response() holds).
 inline asio::awaitable<client_websocket> connect(std::string url) {
-    return detail::start_connect(std::move(url), options{}, nullptr, handshake_request{}, nullptr);
+    return detail::start_connect(std::move(url), connect_options(), nullptr);
 }
 
-/// As connect(url), with `opts`. opts.handshake_timeout bounds TCP connect, the proxy exchange
-/// (opts.proxy, opts.proxy_from_environment) and TLS handshake together (error::timeout), then
-/// the WebSocket handshake again; a name lookup stuck in the system resolver is abandoned but
-/// only reported when getaddrinfo() returns.
+/// As connect(url), with `opts` (see connect_options); throws connect_error on failure.
+inline asio::awaitable<client_websocket> connect(std::string url, const connect_options& opts) {
+    return detail::start_connect(std::move(url), opts, nullptr);
+}
+
+/// As connect(url, opts), completing through `token` with (error_code, client_websocket):
+/// use_awaitable throws connect_error, as_tuple(use_awaitable) and the other tokens give the
+/// error_code (and a websocket that is not open) instead, opts.failure the rest. A token with no
+/// executor of its own (a plain callback, use_future) runs the operation on opts.executor, and
+/// without one throws std::invalid_argument.
+template <COROWS_TOKEN_FOR(void(error_code, client_websocket)) Token>
+auto connect(std::string url, connect_options opts, Token&& token) {
+    asio::any_io_executor ex = opts.executor;
+    return detail::launch_connect(std::move(ex), std::forward<Token>(token),
+                                  [url = std::move(url), opts = std::move(opts)]() mutable {
+                                      return detail::start_connect(std::move(url), opts, nullptr);
+                                  });
+}
+
+// The forms before connect_options, for one release.
+
+// Not marked deprecated yet, like connect(url, opts, ec) below: docs/errors.md, owned
+// elsewhere, still shows it. Its replacement is connect(url, connect_options).
+/// As connect(url, connect_options) with connection = opts (and options' deprecated client
+/// fields, for one release).
 inline asio::awaitable<client_websocket> connect(std::string url, const options& opts) {
-    return detail::start_connect(std::move(url), opts, nullptr, handshake_request{}, nullptr);
+    return detail::start_connect(std::move(url), detail::legacy_connect_options(opts), nullptr);
 }
 
-/// As connect(url, opts), adding `extra` (Origin, Authorization, cookies...) to the request.
+/// Deprecated: connect_options::request = extra.
+[[deprecated("use connect(url, connect_options, token)")]]
 inline asio::awaitable<client_websocket> connect(std::string url, const options& opts,
                                                  const handshake_request& extra) {
-    return detail::start_connect(std::move(url), opts, nullptr, extra, nullptr);
+    return detail::start_connect(std::move(url), detail::legacy_connect_options(opts, nullptr, extra), nullptr);
 }
 
-/// As connect(url, opts), verifying a wss:// server against `tls` (e.g. a private CA), which
-/// must outlive the co_await. Peer verification and the host name check are always on.
+/// Deprecated: connect_options::tls = &tls.
+[[deprecated("use connect(url, connect_options, token)")]]
 inline asio::awaitable<client_websocket> connect(std::string url, const options& opts, asio::ssl::context& tls) {
-    return detail::start_connect(std::move(url), opts, &tls, handshake_request{}, nullptr);
+    return detail::start_connect(std::move(url), detail::legacy_connect_options(opts, &tls), nullptr);
 }
 
-/// As connect(url, opts, tls), adding `extra` to the request.
+/// Deprecated: connect_options::tls = &tls, request = extra.
+[[deprecated("use connect(url, connect_options, token)")]]
 inline asio::awaitable<client_websocket> connect(std::string url, const options& opts, asio::ssl::context& tls,
                                                  const handshake_request& extra) {
-    return detail::start_connect(std::move(url), opts, &tls, extra, nullptr);
+    return detail::start_connect(std::move(url), detail::legacy_connect_options(opts, &tls, extra), nullptr);
 }
 
+// Not marked deprecated yet: docs/errors.md, owned elsewhere, still shows it. Its replacement
+// is connect(url, connect_options, as_tuple(use_awaitable)).
 /// As connect(url, opts), reporting failure in `ec` instead of throwing; on failure the
 /// returned websocket is not open.
 inline asio::awaitable<client_websocket> connect(std::string url, const options& opts, error_code& ec) {
-    return detail::start_connect(std::move(url), opts, nullptr, handshake_request{}, &ec);
+    return detail::start_connect(std::move(url), detail::legacy_connect_options(opts), &ec);
 }
 
-/// As connect(url, opts, extra), reporting failure in `ec`.
+/// Deprecated: as_tuple(use_awaitable), connect_options::request = extra.
+[[deprecated("use connect(url, connect_options, token)")]]
 inline asio::awaitable<client_websocket> connect(std::string url, const options& opts,
                                                  const handshake_request& extra, error_code& ec) {
-    return detail::start_connect(std::move(url), opts, nullptr, extra, &ec);
+    return detail::start_connect(std::move(url), detail::legacy_connect_options(opts, nullptr, extra), &ec);
 }
 
-/// As connect(url, opts, tls), reporting failure in `ec`.
+/// Deprecated: as_tuple(use_awaitable), connect_options::tls = &tls.
+[[deprecated("use connect(url, connect_options, token)")]]
 inline asio::awaitable<client_websocket> connect(std::string url, const options& opts, asio::ssl::context& tls,
                                                  error_code& ec) {
-    return detail::start_connect(std::move(url), opts, &tls, handshake_request{}, &ec);
+    return detail::start_connect(std::move(url), detail::legacy_connect_options(opts, &tls), &ec);
 }
 
-/// As connect(url, opts, tls, extra), reporting failure in `ec`.
+/// Deprecated: as_tuple(use_awaitable), connect_options::tls = &tls, request = extra.
+[[deprecated("use connect(url, connect_options, token)")]]
 inline asio::awaitable<client_websocket> connect(std::string url, const options& opts, asio::ssl::context& tls,
                                                  const handshake_request& extra, error_code& ec) {
-    return detail::start_connect(std::move(url), opts, &tls, extra, &ec);
+    return detail::start_connect(std::move(url), detail::legacy_connect_options(opts, &tls, extra), &ec);
 }
 
-// Any completion token: these run on `ex` and complete with (error_code,
-// client_websocket); for use_awaitable they are the forms above.
-
-/// As connect(url), for any completion token, on the executor `ex`.
+/// Deprecated: connect_options::executor = ex.
 template <COROWS_TOKEN_FOR(void(error_code, client_websocket)) Token>
+[[deprecated("use connect(url, connect_options, token)")]]
 auto connect(asio::any_io_executor ex, std::string url, Token&& token) {
-    return detail::launch(ex, std::forward<Token>(token), [url = std::move(url)]() mutable {
-        return detail::start_connect(std::move(url), options(), nullptr, handshake_request(), nullptr);
-    });
+    connect_options co;
+    co.executor = std::move(ex);
+    return connect(std::move(url), std::move(co), std::forward<Token>(token));
 }
 
-/// As connect(url, opts), for any completion token, on the executor `ex`.
+/// Deprecated: connect_options::executor = ex, connection = opts.
 template <COROWS_TOKEN_FOR(void(error_code, client_websocket)) Token>
+[[deprecated("use connect(url, connect_options, token)")]]
 auto connect(asio::any_io_executor ex, std::string url, options opts, Token&& token) {
-    return detail::launch(ex, std::forward<Token>(token), [url = std::move(url), opts = std::move(opts)]() mutable {
-        return detail::start_connect(std::move(url), opts, nullptr, handshake_request(), nullptr);
-    });
+    auto co = detail::legacy_connect_options(opts);
+    co.executor = std::move(ex);
+    return connect(std::move(url), std::move(co), std::forward<Token>(token));
 }
 
-/// As connect(url, opts, extra), for any completion token, on the executor `ex`.
+/// Deprecated: connect_options::executor = ex, request = extra.
 template <COROWS_TOKEN_FOR(void(error_code, client_websocket)) Token>
+[[deprecated("use connect(url, connect_options, token)")]]
 auto connect(asio::any_io_executor ex, std::string url, options opts, handshake_request extra, Token&& token) {
-    return detail::launch(ex, std::forward<Token>(token),
-                          [url = std::move(url), opts = std::move(opts), extra = std::move(extra)]() mutable {
-                              return detail::start_connect(std::move(url), opts, nullptr, extra, nullptr);
-                          });
+    auto co = detail::legacy_connect_options(opts, nullptr, extra);
+    co.executor = std::move(ex);
+    return connect(std::move(url), std::move(co), std::forward<Token>(token));
 }
 
-/// As connect(url, opts, tls, extra), for any completion token, on the executor `ex`; `tls`
-/// must outlive the operation.
+/// Deprecated: connect_options::executor = ex, tls = &tls (which must outlive the operation),
+/// request = extra.
 template <COROWS_TOKEN_FOR(void(error_code, client_websocket)) Token>
+[[deprecated("use connect(url, connect_options, token)")]]
 auto connect(asio::any_io_executor ex, std::string url, options opts, asio::ssl::context& tls,
              handshake_request extra, Token&& token) {
-    return detail::launch(ex, std::forward<Token>(token),
-                          [url = std::move(url), opts = std::move(opts), tls = &tls, extra = std::move(extra)]() mutable {
-                              return detail::start_connect(std::move(url), opts, tls, extra, nullptr);
-                          });
+    auto co = detail::legacy_connect_options(opts, &tls, extra);
+    co.executor = std::move(ex);
+    return connect(std::move(url), std::move(co), std::forward<Token>(token));
 }
 
-/// As connect(url, opts, ec), also filling `why` on failure (phase, peer, message, a refusal's answer).
+/// Deprecated: as_tuple(use_awaitable), connect_options::failure = &why.
+[[deprecated("use connect(url, connect_options, token)")]]
 inline asio::awaitable<client_websocket> connect(std::string url, const options& opts, error_code& ec,
                                                  connect_failure& why) {
-    return detail::start_connect(std::move(url), opts, nullptr, handshake_request{}, &ec, &why);
+    return detail::start_connect(std::move(url), detail::legacy_connect_options(opts, nullptr, {}, &why), &ec);
 }
 
-/// As connect(url, opts, extra, ec), also filling `why` on failure.
+/// Deprecated: as_tuple(use_awaitable), connect_options::request = extra, failure = &why.
+[[deprecated("use connect(url, connect_options, token)")]]
 inline asio::awaitable<client_websocket> connect(std::string url, const options& opts,
                                                  const handshake_request& extra, error_code& ec,
                                                  connect_failure& why) {
-    return detail::start_connect(std::move(url), opts, nullptr, extra, &ec, &why);
+    return detail::start_connect(std::move(url), detail::legacy_connect_options(opts, nullptr, extra, &why), &ec);
 }
 
-/// As connect(url, opts, tls, ec), also filling `why` on failure.
+/// Deprecated: as_tuple(use_awaitable), connect_options::tls = &tls, failure = &why.
+[[deprecated("use connect(url, connect_options, token)")]]
 inline asio::awaitable<client_websocket> connect(std::string url, const options& opts, asio::ssl::context& tls,
                                                  error_code& ec, connect_failure& why) {
-    return detail::start_connect(std::move(url), opts, &tls, handshake_request{}, &ec, &why);
+    return detail::start_connect(std::move(url), detail::legacy_connect_options(opts, &tls, {}, &why), &ec);
 }
 
-/// As connect(url, opts, tls, extra, ec), also filling `why` on failure.
+/// Deprecated: as_tuple(use_awaitable), connect_options::tls = &tls, request = extra, failure = &why.
+[[deprecated("use connect(url, connect_options, token)")]]
 inline asio::awaitable<client_websocket> connect(std::string url, const options& opts, asio::ssl::context& tls,
                                                  const handshake_request& extra, error_code& ec,
                                                  connect_failure& why) {
-    return detail::start_connect(std::move(url), opts, &tls, extra, &ec, &why);
+    return detail::start_connect(std::move(url), detail::legacy_connect_options(opts, &tls, extra, &why), &ec);
 }
 
 } // namespace corows

@@ -5,6 +5,10 @@
 #pragma once
 
 #include <corows/asio.hpp>
+#include <corows/connect_failure.hpp>
+#include <corows/connect_options.hpp>
+#include <corows/detail/close_at_deadline.hpp>
+#include <corows/detail/launch_connect.hpp>
 #include <corows/error.hpp>
 #include <corows/options.hpp>
 #include <corows/protocol/url.hpp>
@@ -25,56 +29,61 @@ namespace detail {
 // Everything a connect_unix() call was given, owned by the operation.
 struct unix_connect_request {
     std::string url;
-    options opts;
-    handshake_request extra;
+    connect_options opts;
 };
 
 inline asio::awaitable<unix_websocket> run_connect_unix(std::shared_ptr<const unix_connect_request> r,
                                                         error_code* out) {
     auto ex = co_await asio::this_coro::executor;
+    const options& o = r->opts.connection;
     error_code ec;
+    connect_failure why;
     const unix_url u = parse_unix_url(r->url, ec);
     // The URL stays out of the message: its query may carry a token.
     std::string what = ec ? "corows::connect_unix: bad URL" : "";
     asio::local::stream_protocol::socket sock(ex);
     if (!ec) {
+        why.phase = connect_phase::tcp_connect;
+        why.peer = u.path;
         // A listener with a full backlog keeps a connect waiting: handshake_timeout bounds it.
-        struct deadline_state {
-            asio::steady_timer timer;
-            bool fired = false;
-        };
-        auto d = std::make_shared<deadline_state>(deadline_state{asio::steady_timer(ex)});
-        if (r->opts.handshake_timeout.count() > 0) {
-            d->timer.expires_after(r->opts.handshake_timeout);
-            d->timer.async_wait([d, s = &sock](error_code e) {
-                if (e) return;
-                d->fired = true;
-                s->close(e);
-            });
-        }
+        close_at_deadline deadline(ex);
+        deadline.arm_after(o.handshake_timeout, [s = &sock] {
+            error_code ignored;
+            s->close(ignored);
+        });
         co_await sock.async_connect(asio::local::stream_protocol::endpoint(u.path),
                                     asio::redirect_error(asio::use_awaitable, ec));
-        d->timer.cancel();
-        if (d->fired) ec = error::timeout;
+        deadline.disarm();
+        if (deadline.fired()) ec = error::timeout;
         if (ec) what = "corows::connect_unix: connecting to " + u.path;
     }
-    unix_websocket ws(std::move(sock), r->opts);
+    unix_websocket ws(std::move(sock), o);
     if (!ec) {
+        why.phase = connect_phase::http_upgrade;
         // RFC 9112 §3.2 wants a Host field; a socket file has no name to put there.
-        co_await ws.handshake("localhost", u.target, r->extra, ec);
+        http_response res;
+        co_await ws.handshake("localhost", u.target, r->opts.request, res, ec);
+        if (ec == error::bad_status) {
+            why.detail = "the server answered " + std::to_string(res.status) + " " + res.reason;
+            why.response = std::move(res);
+        }
         if (ec) what = "corows::connect_unix: WebSocket upgrade with " + u.path;
     }
-    if (ec && !out) throw system_error(ec, what);
+    if (ec) {
+        why.message = what + ": " + ec.message();
+        if (!why.detail.empty()) why.message += " (" + why.detail + ")";
+        if (r->opts.failure) *r->opts.failure = why;
+        if (!out) throw connect_error(ec, std::move(why));
+    }
     if (out) *out = ec;
     co_return ws;
 }
 
-inline asio::awaitable<unix_websocket> start_connect_unix(std::string url, const options& opts,
-                                                          const handshake_request& extra, error_code* ec) {
+inline asio::awaitable<unix_websocket> start_connect_unix(std::string url, const connect_options& opts,
+                                                          error_code* ec) {
     auto r = std::make_shared<unix_connect_request>();
     r->url = std::move(url);
     r->opts = opts;
-    r->extra = extra;
     return run_connect_unix(std::move(r), ec);
 }
 
@@ -82,35 +91,70 @@ inline asio::awaitable<unix_websocket> start_connect_unix(std::string url, const
 
 /// Opens a WebSocket connection to a server on a Unix domain socket named by `url`,
 /// "ws+unix:///path/to/socket:/target" (or "ws+unix:/path/to/socket:/target"; no target:
-/// "/"), sending "Host: localhost". Throws system_error ("corows::connect_unix: connecting to
-/// PATH: ...") with code() url_error, a socket error (ENOENT: no such file; ECONNREFUSED,
+/// "/"), sending "Host: localhost", with default connect_options. Throws connect_error
+/// ("corows::connect_unix: connecting to PATH: ...", phase tcp_connect or http_upgrade, or url)
+/// with code() url_error, a socket error (ENOENT: no such file; ECONNREFUSED,
 /// asio::error::connection_refused: nobody listens on it), error::timeout, or the handshake's error.
 inline asio::awaitable<unix_websocket> connect_unix(std::string url) {
-    return detail::start_connect_unix(std::move(url), options{}, handshake_request{}, nullptr);
+    return detail::start_connect_unix(std::move(url), connect_options(), nullptr);
 }
 
-/// As connect_unix(url), with `opts`; opts.handshake_timeout bounds the socket connect, then
-/// the WebSocket handshake.
+/// As connect_unix(url), with `opts`: opts.connection.handshake_timeout bounds the socket
+/// connect, then the WebSocket handshake; opts.request adds fields to the request. The TCP
+/// settings (tls, proxy, resolve, happy_eyeballs_delay) do not apply.
+inline asio::awaitable<unix_websocket> connect_unix(std::string url, const connect_options& opts) {
+    return detail::start_connect_unix(std::move(url), opts, nullptr);
+}
+
+/// As connect_unix(url, opts), completing through `token` with (error_code, unix_websocket):
+/// use_awaitable throws connect_error, the other tokens give its code() (and a websocket that is
+/// not open), opts.failure the rest. A token with no executor of its own (a plain callback,
+/// use_future) runs it on opts.executor, and without one throws std::invalid_argument.
+template <COROWS_TOKEN_FOR(void(error_code, unix_websocket)) Token>
+auto connect_unix(std::string url, connect_options opts, Token&& token) {
+    asio::any_io_executor ex = opts.executor;
+    return detail::launch_connect(std::move(ex), std::forward<Token>(token),
+                                  [url = std::move(url), opts = std::move(opts)]() mutable {
+                                      return detail::start_connect_unix(std::move(url), opts, nullptr);
+                                  });
+}
+
+// The forms before connect_options, for one release.
+
+/// Deprecated: connect_unix(url, connect_options) with connection = opts.
+[[deprecated("use connect_unix(url, connect_options, token)")]]
 inline asio::awaitable<unix_websocket> connect_unix(std::string url, const options& opts) {
-    return detail::start_connect_unix(std::move(url), opts, handshake_request{}, nullptr);
+    connect_options co;
+    co.connection = opts;
+    return detail::start_connect_unix(std::move(url), co, nullptr);
 }
 
-/// As connect_unix(url, opts), adding `extra` (Origin, Authorization...) to the request.
+/// Deprecated: connect_options::request = extra.
+[[deprecated("use connect_unix(url, connect_options, token)")]]
 inline asio::awaitable<unix_websocket> connect_unix(std::string url, const options& opts,
                                                     const handshake_request& extra) {
-    return detail::start_connect_unix(std::move(url), opts, extra, nullptr);
+    connect_options co;
+    co.connection = opts;
+    co.request = extra;
+    return detail::start_connect_unix(std::move(url), co, nullptr);
 }
 
-/// As connect_unix(url, opts), reporting failure in `ec` instead of throwing; on failure the
-/// returned websocket is not open.
+/// Deprecated: as_tuple(use_awaitable).
+[[deprecated("use connect_unix(url, connect_options, token)")]]
 inline asio::awaitable<unix_websocket> connect_unix(std::string url, const options& opts, error_code& ec) {
-    return detail::start_connect_unix(std::move(url), opts, handshake_request{}, &ec);
+    connect_options co;
+    co.connection = opts;
+    return detail::start_connect_unix(std::move(url), co, &ec);
 }
 
-/// As connect_unix(url, opts, extra), reporting failure in `ec`.
+/// Deprecated: as_tuple(use_awaitable), connect_options::request = extra.
+[[deprecated("use connect_unix(url, connect_options, token)")]]
 inline asio::awaitable<unix_websocket> connect_unix(std::string url, const options& opts,
                                                     const handshake_request& extra, error_code& ec) {
-    return detail::start_connect_unix(std::move(url), opts, extra, &ec);
+    connect_options co;
+    co.connection = opts;
+    co.request = extra;
+    return detail::start_connect_unix(std::move(url), co, &ec);
 }
 
 } // namespace corows

@@ -11,7 +11,13 @@
 
 namespace corows {
 
-/// Limits, timeouts and extension settings of a websocket; the same type serves both roles.
+// The implicit copy and move of the deprecated fields below must not warn in every user's build.
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#endif
+/// Limits, timeouts and extension settings of a websocket; the same type serves both roles
+/// (a client's connect-only settings are connect_options').
 struct options {
     // Declared so that `options{}` is not aggregate initialisation, which g++ 12 gets wrong
     // inside a co_await expression (each member destroyed twice).
@@ -58,25 +64,19 @@ struct options {
     /// stall our writes (and meet send_timeout) after kilobytes rather than megabytes. Zero:
     /// the kernel's default (which autotunes).
     std::size_t send_buffer_size = 0;
-    /// Client: connect() races its TCP connection attempts to a name's addresses (Happy
-    /// Eyeballs, RFC 8305): the next address is tried this long after the one before unless
-    /// that one connected (at once if it failed), families alternating. 250 ms is RFC 8305
-    /// §5's recommendation; 0: one address at a time.
-    std::chrono::milliseconds happy_eyeballs_delay{250};
-    /// Client: the addresses (IP literals) connect() dials for the URL's host instead of
-    /// asking the resolver, as curl's --resolve; Host, SNI and the certificate check still use
-    /// the URL's name. Not used through a proxy. Empty: resolve.
-    std::vector<std::string> resolve{};
-    /// Client: connect() goes through this proxy: http://[user:password@]host[:port] (an HTTP
-    /// CONNECT tunnel), socks5://... (the client resolves the target) or socks5h://... (the
-    /// proxy does); no scheme means http://, no port 1080 (as curl); user and password are
-    /// percent-decoded. Empty: none (or the environment's, see below).
-    std::string proxy{};
-    /// Client: with `proxy` empty, take it from the environment as curl does: https_proxy or
-    /// HTTPS_PROXY for wss://, http_proxy (lower case only) for ws://, then all_proxy or
-    /// ALL_PROXY; no_proxy or NO_PROXY (comma-separated hosts and domains, "*" for all) exempts
-    /// a host.
-    bool proxy_from_environment = false;
+    // Client-only settings, moved to connect_options; read only by the deprecated connect()
+    // overloads (and reconnecting's options constructor) for one release.
+    /// Deprecated: connect_options::happy_eyeballs_delay.
+    [[deprecated("use connect_options::happy_eyeballs_delay")]] std::chrono::milliseconds happy_eyeballs_delay{250};
+    /// Deprecated: connect_options::resolve.
+    [[deprecated("use connect_options::resolve")]] std::vector<std::string> resolve{};
+    /// Deprecated: connect_options::proxy.
+    [[deprecated("use connect_options::proxy")]] std::string proxy{};
+    /// Deprecated: connect_options::proxy_from_environment.
+    [[deprecated("use connect_options::proxy_from_environment")]] bool proxy_from_environment = false;
 };
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
 
 } // namespace corows

@@ -52,9 +52,14 @@ public:
     /// exception from it leaves next() (the connection is closed by the next next()).
     using connect_hook = std::function<asio::awaitable<void>(client_websocket&, const connect_info&)>;
 
-    /// Connects to `url` (ws:// or wss://) with `opts`, reconnecting as `ro` says.
+    /// Connects to `url` (ws:// or wss://) with `opts` (and options' deprecated client fields,
+    /// for one release), reconnecting as `ro` says.
     explicit reconnecting(std::string url, options opts = {}, reconnect_options ro = {})
-        : st_(std::make_shared<state>(std::move(url), std::move(opts), std::move(ro))) {}
+        : st_(std::make_shared<state>(std::move(url), detail::legacy_connect_options(opts), std::move(ro))) {}
+    /// Connects to `url` as connect(url, co) does (co.failure and co.executor are not used),
+    /// reconnecting as `ro` says.
+    reconnecting(std::string url, connect_options co, reconnect_options ro)
+        : st_(std::make_shared<state>(std::move(url), std::move(co), std::move(ro))) {}
 
     reconnecting(const reconnecting&) = delete;
     reconnecting& operator=(const reconnecting&) = delete;
@@ -64,10 +69,10 @@ public:
     ~reconnecting() { st_->stopped.store(true); }
 
     /// Sends `extra` (Origin, Authorization, cookies) with every upgrade request.
-    void set_request(handshake_request extra) { st_->extra = std::move(extra); }
+    void set_request(handshake_request extra) { st_->co.request = std::move(extra); }
     /// Verifies wss:// servers against `tls` (which must outlive this object) instead of
     /// default_tls_context().
-    void set_tls_context(asio::ssl::context& tls) noexcept { st_->tls = &tls; }
+    void set_tls_context(asio::ssl::context& tls) noexcept { st_->co.tls = &tls; }
     /// Runs `hook` on every new connection (see connect_hook).
     void on_connect(connect_hook hook) { st_->hook = std::move(hook); }
 
@@ -102,8 +107,8 @@ public:
 
 private:
     struct state {
-        state(std::string u, options o, reconnect_options r)
-            : url(std::move(u)), opts(std::move(o)), policy(std::move(r)), waits(policy, detail::jitter_seed()) {}
+        state(std::string u, connect_options o, reconnect_options r)
+            : url(std::move(u)), co(std::move(o)), policy(std::move(r)), waits(policy, detail::jitter_seed()) {}
 
         // On the executor: ends a wait and the open connection's reading.
         void interrupt() {
@@ -115,10 +120,8 @@ private:
         }
 
         std::string url;
-        options opts;
+        connect_options co; // failure and executor are set per attempt
         reconnect_options policy;
-        handshake_request extra;
-        asio::ssl::context* tls = nullptr;
         connect_hook hook;
         backoff waits;
         std::atomic<bool> stopped{false};
@@ -222,11 +225,11 @@ private:
                 s->last = stopped_reason();
                 co_return nullptr;
             }
-            error_code ec;
             connect_failure why;
-            client_websocket ws;
-            if (s->tls) ws = co_await connect(s->url, s->opts, *s->tls, s->extra, ec, why);
-            else ws = co_await connect(s->url, s->opts, s->extra, ec, why);
+            connect_options co = s->co;
+            co.failure = &why;
+            co.executor = {};
+            auto [ec, ws] = co_await connect(s->url, std::move(co), detail::tuple_token());
             if (s->stopped.load()) {
                 s->last = stopped_reason();
                 co_return nullptr; // `ws` closes as it goes

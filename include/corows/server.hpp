@@ -6,6 +6,7 @@
 #include <corows/asio.hpp>
 #include <corows/detail/admission.hpp>
 #include <corows/detail/answer_and_close.hpp>
+#include <corows/detail/close_at_deadline.hpp>
 #include <corows/detail/drain_schedule.hpp>
 #include <corows/detail/handler_thread.hpp>
 #include <corows/detail/listener.hpp>
@@ -272,7 +273,7 @@ private:
         std::atomic<std::size_t> holding{0}; // slots held here, read by other threads' shedding
         asio::io_context ctx{1};
         std::vector<acceptor_type> acceptors;
-        asio::steady_timer deadline{ctx};
+        detail::close_at_deadline deadline{ctx.get_executor()}; // a drain's end: cut the rest
         asio::steady_timer tick{ctx}; // a drain's notice, then its window's ticks
         std::minstd_rand jitter{detail::jitter_seed()};
         detail::drain_schedule<std::weak_ptr<connection>> closing; // open connections at the stop
@@ -288,7 +289,7 @@ private:
         }
         void finish() {
             finished = true;
-            deadline.cancel();
+            deadline.disarm();
             tick.cancel();
             work.reset();
             // Anything else still queued (the user's signal_set, say) must not keep run() going.
@@ -648,9 +649,8 @@ private:
         }
         auto start = std::chrono::steady_clock::now();
         w.closing = {std::move(open), start, plan->window, w.jitter};
-        w.deadline.expires_at(start + plan->window + plan->grace);
-        w.deadline.async_wait([wp = &w](error_code ec) {
-            if (ec || wp->finished) return;
+        w.deadline.arm(start + plan->window + plan->grace, [wp = &w] {
+            if (wp->finished) return;
             for (auto& c : snapshot(*wp)) c->ws.abort();
             // Let the aborted operations' completions run once, then give up on the rest.
             asio::post(wp->ctx, [wp] {

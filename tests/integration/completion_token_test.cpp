@@ -278,10 +278,12 @@ BOOST_AUTO_TEST_CASE(connect_with_tokens_and_co_spawn) {
                        asio::detached);
     });
     BOOST_TEST(opened.get_future().get());
-    // connect(executor, url, token).
-    corows::client_websocket b = corows::connect(bg.ctx.get_executor(), url, asio::use_future).get();
+    // connect(url, connect_options, token): use_future brings no executor, the options do.
+    corows::connect_options on_bg;
+    on_bg.executor = bg.ctx.get_executor();
+    corows::client_websocket b = corows::connect(url, on_bg, asio::use_future).get();
     BOOST_TEST(b.is_open());
-    auto refused = corows::connect(bg.ctx.get_executor(), "ws://127.0.0.1:1/", corows::options(), asio::use_future);
+    auto refused = corows::connect("ws://127.0.0.1:1/", on_bg, asio::use_future);
     BOOST_CHECK_THROW(refused.get(), corows::system_error);
     asio::post(bg.ctx, asio::use_future([&] {
         a.abort();

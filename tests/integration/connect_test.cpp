@@ -2,6 +2,7 @@
 // phase (resolve, TCP connect, TLS, HTTP upgrade, a timeout in any of them) names itself and
 // the peer in the message.
 #include "certs.hpp"
+#include "client_connect.hpp"
 #include "loopback.hpp"
 
 #include <corows/connect.hpp>
@@ -57,7 +58,7 @@ void tls_refused(const test_cert& served, const test_cert& trusted, const std::s
         corows::error_code ec;
         connect_failure why;
         const std::string url = "wss://" + host + ":" + port_of(l) + "/";
-        auto ws = co_await corows::connect(url, corows::options{}, cctx, ec, why);
+        auto ws = co_await connect_reporting(url, client_options(corows::options{}, &cctx), ec, why);
         BOOST_TEST(!ws.is_open());
         BOOST_TEST((ec.category() == asio::error::get_ssl_category()), ec.message());
         BOOST_TEST(ERR_GET_REASON(static_cast<unsigned long>(ec.value())) == SSL_R_CERTIFICATE_VERIFY_FAILED);
@@ -103,7 +104,7 @@ BOOST_AUTO_TEST_CASE(a_403_carries_status_header_and_body) {
         corows::error_code ec;
         connect_failure why;
         corows::options opts;
-        auto ws = co_await corows::connect(url, opts, ec, why);
+        auto ws = co_await connect_reporting(url, client_options(opts), ec, why);
         BOOST_TEST(!ws.is_open());
         BOOST_TEST((ec == corows::error::bad_status));
         BOOST_REQUIRE(why.response.has_value());
@@ -219,7 +220,7 @@ BOOST_AUTO_TEST_CASE(a_closed_port_names_the_address) {
         connect_failure why;
         corows::options opts;
         const std::string url = "wss://localhost:" + port + "/";
-        co_await corows::connect(url, opts, ec, why);
+        co_await connect_reporting(url, client_options(opts), ec, why);
         BOOST_TEST((ec == asio::error::connection_refused));
         BOOST_TEST((why.phase == connect_phase::tcp_connect));
         BOOST_TEST(why.peer.rfind("localhost:" + port + " (", 0) == 0u, why.peer);
@@ -236,7 +237,7 @@ BOOST_AUTO_TEST_CASE(ws_to_a_tls_port_says_so) {
         connect_failure why;
         corows::options opts;
         const std::string url = "ws://127.0.0.1:" + port_of(l) + "/";
-        co_await corows::connect(url, opts, ec, why);
+        co_await connect_reporting(url, client_options(opts), ec, why);
         BOOST_TEST((ec == corows::error::handshake_closed), ec.message());
         BOOST_TEST((why.phase == connect_phase::http_upgrade));
         BOOST_TEST(why.message == "corows::connect: WebSocket upgrade with 127.0.0.1:" + port_of(l) +
@@ -258,7 +259,7 @@ BOOST_AUTO_TEST_CASE(ws_to_a_port_answering_with_a_tls_alert_says_so) {
         connect_failure why;
         corows::options opts;
         const std::string url = "ws://127.0.0.1:" + port_of(l) + "/";
-        co_await corows::connect(url, opts, ec, why);
+        co_await connect_reporting(url, client_options(opts), ec, why);
         BOOST_TEST((ec == corows::error::tls_answer), ec.message());
         BOOST_TEST(why.message == "corows::connect: WebSocket upgrade with 127.0.0.1:" + port_of(l) +
                                       " failed: the server answered the HTTP upgrade with TLS "
@@ -307,7 +308,7 @@ BOOST_AUTO_TEST_CASE(a_timeout_names_its_phase) {
                 corows::error_code ec;
                 connect_failure why;
                 const std::string url = scheme + "://localhost:" + port_of(l) + "/";
-                co_await corows::connect(url, opts, ec, why);
+                co_await connect_reporting(url, client_options(opts), ec, why);
                 done.set();
                 BOOST_TEST((ec == corows::error::timeout), ec.message());
                 const std::string phase = scheme == "ws" ? "WebSocket upgrade" : "TLS handshake";

@@ -230,7 +230,7 @@ BOOST_AUTO_TEST_CASE(connect_races_a_names_addresses) {
         while (co_await ws.read_message(m)) co_await ws.write_message(m);
     });
     l.spawn("client", [&]() -> asio::awaitable<void> {
-        corows::options opts;
+        corows::connect_options opts;
         opts.happy_eyeballs_delay = 30s;
         const auto start = clock_type::now();
         auto ws = co_await corows::connect("ws://localhost:" + std::to_string(l.endpoint().port()) + "/", opts);
@@ -244,7 +244,7 @@ BOOST_AUTO_TEST_CASE(connect_races_a_names_addresses) {
 }
 
 BOOST_AUTO_TEST_CASE(a_name_whose_first_address_drops_syns_connects_after_the_delay) {
-    // options::resolve pins "eyeballs.test" to 127.0.0.2 (dropping SYNs on the server's port)
+    // connect_options::resolve pins "eyeballs.test" to 127.0.0.2 (dropping SYNs on the server's port)
     // then 127.0.0.1 (the server): what a name with a dead first address does, without DNS.
     loop l;
     blackhole hole(l.ctx(), {asio::ip::make_address("127.0.0.2"), l.endpoint().port()});
@@ -261,7 +261,7 @@ BOOST_AUTO_TEST_CASE(a_name_whose_first_address_drops_syns_connects_after_the_de
         while (co_await ws.read_message(m)) co_await ws.write_message(m);
     });
     l.spawn("client", [&]() -> asio::awaitable<void> {
-        corows::options opts;
+        corows::connect_options opts;
         opts.resolve = {"127.0.0.2", "127.0.0.1"};
         const auto start = clock_type::now();
         auto ws = co_await corows::connect("ws://" + host + "/", opts);
@@ -280,7 +280,7 @@ BOOST_AUTO_TEST_CASE(a_name_whose_first_address_drops_syns_connects_after_the_de
 BOOST_AUTO_TEST_CASE(a_pinned_address_that_is_no_address_is_named) {
     loop l;
     l.spawn("client", [&]() -> asio::awaitable<void> {
-        corows::options opts;
+        corows::connect_options opts;
         opts.resolve = {"[::1]", "localhost"};
         try {
             co_await corows::connect("ws://eyeballs.test:9/", opts);
@@ -288,7 +288,7 @@ BOOST_AUTO_TEST_CASE(a_pinned_address_that_is_no_address_is_named) {
         } catch (const corows::connect_error& e) {
             BOOST_TEST((e.phase() == corows::connect_phase::resolve));
             BOOST_TEST((e.code() == std::errc::invalid_argument), e.code().message());
-            BOOST_TEST(e.failure().detail == "options::resolve: not an IP address: localhost");
+            BOOST_TEST(e.failure().detail == "connect_options::resolve: not an IP address: localhost");
         }
     });
     l.run(10s);

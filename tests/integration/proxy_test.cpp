@@ -3,6 +3,7 @@
 // with and without credentials, taken from options or the environment; and fake ones in the
 // test that never answer, answer without end, or answer garbage.
 #include "certs.hpp"
+#include "client_connect.hpp"
 #include "loopback.hpp"
 #include "proxy_servers.hpp"
 
@@ -60,17 +61,17 @@ asio::awaitable<void> echo_target(loop& l, asio::ssl::context* tls, seen_client&
     co_await serve_echo(ws, seen);
 }
 
-/// connect() with `tls` for wss:// (a coroutine of its own: g++ 12 miscompiles a co_await in
-/// each arm of a conditional).
-asio::awaitable<corows::client_websocket> open_client(std::string url, corows::options opts, asio::ssl::context* tls) {
-    if (tls) co_return co_await corows::connect(url, opts, *tls);
+/// connect() with `tls` for wss://.
+asio::awaitable<corows::client_websocket> open_client(std::string url, corows::connect_options opts,
+                                                      asio::ssl::context* tls) {
+    opts.tls = tls;
     co_return co_await corows::connect(url, opts);
 }
 
 /// Connects to an echo target with `opts` (wss:// when `secure`, to "localhost" so that SNI
 /// and the name check are the target's), checks one echo, and returns true if the target saw
 /// the connection come from another port than the client's: something was in between.
-bool echo_through(bool secure, const corows::options& opts, const std::string& host = "localhost") {
+bool echo_through(bool secure, const corows::connect_options& opts, const std::string& host = "localhost") {
     loop l;
     auto server_ctx = server_context(loopback_cert());
     auto client_ctx = client_context(loopback_cert());
@@ -93,18 +94,18 @@ bool echo_through(bool secure, const corows::options& opts, const std::string& h
     return seen.peer_port != 0 && seen.peer_port != client_port;
 }
 
-corows::options via(const std::string& proxy) {
-    corows::options o;
+corows::connect_options via(const std::string& proxy) {
+    corows::connect_options o;
     o.proxy = proxy;
     return o;
 }
 
 /// Runs connect(url, opts) that must fail; returns the failure with its code in `ec`.
-connect_failure failure_of(const std::string& url, const corows::options& opts, corows::error_code& ec) {
+connect_failure failure_of(const std::string& url, const corows::connect_options& opts, corows::error_code& ec) {
     loop l;
     connect_failure why;
     l.spawn("client", [&]() -> asio::awaitable<void> {
-        auto ws = co_await corows::connect(url, opts, ec, why);
+        auto ws = co_await connect_reporting(url, opts, ec, why);
         BOOST_TEST(!ws.is_open());
     });
     BOOST_TEST(l.run(30s));
@@ -163,10 +164,10 @@ void fake_proxy(loop& l, Answer answer) {
 connect_failure through_fake(loop& l, const std::string& scheme, corows::error_code& ec,
                              std::chrono::milliseconds limit = 10s) {
     connect_failure why;
-    corows::options opts = via(scheme + "://" + l.host());
-    opts.handshake_timeout = limit;
+    corows::connect_options opts = via(scheme + "://" + l.host());
+    opts.connection.handshake_timeout = limit;
     l.spawn("client", [&, opts]() -> asio::awaitable<void> {
-        auto ws = co_await corows::connect("ws://target.example:80/", opts, ec, why);
+        auto ws = co_await connect_reporting("ws://target.example:80/", opts, ec, why);
         BOOST_TEST(!ws.is_open());
     });
     BOOST_TEST(l.run(30s));
@@ -183,7 +184,7 @@ BOOST_AUTO_TEST_CASE(http_connect_through_tinyproxy_for_ws_and_wss) {
     BOOST_TEST(echo_through(false, via("http://" + p.authority())));
     BOOST_TEST(echo_through(true, via("http://" + p.authority())));
     // Without the proxy the same check sees no one in between: the check itself works.
-    BOOST_TEST(!echo_through(false, corows::options{}));
+    BOOST_TEST(!echo_through(false, corows::connect_options{}));
 }
 
 BOOST_AUTO_TEST_CASE(http_connect_with_basic_credentials) {
@@ -277,7 +278,7 @@ BOOST_AUTO_TEST_CASE(proxy_from_the_environment) {
     COROWS_SKIP_WITHOUT("tinyproxy");
     auto p = proxy_process::tinyproxy();
     clean_proxy_env clean;
-    corows::options opts;
+    corows::connect_options opts;
     opts.proxy_from_environment = true;
     {
         scoped_env env;
@@ -296,14 +297,14 @@ BOOST_AUTO_TEST_CASE(proxy_from_the_environment) {
         // Off unless asked for.
         scoped_env env;
         env.set("http_proxy", "http://" + p.authority());
-        BOOST_TEST(!echo_through(false, corows::options{}));
+        BOOST_TEST(!echo_through(false, corows::connect_options{}));
     }
 }
 
 BOOST_AUTO_TEST_CASE(no_proxy_bypasses_a_proxy_that_would_fail) {
     clean_proxy_env clean;
     const std::string dead_proxy = "http://127.0.0.1:" + std::to_string(free_loopback_port());
-    corows::options opts;
+    corows::connect_options opts;
     opts.proxy_from_environment = true;
     scoped_env env;
     env.set("http_proxy", dead_proxy).set("https_proxy", dead_proxy);
@@ -328,7 +329,7 @@ BOOST_AUTO_TEST_CASE(a_bad_proxy_url_fails_in_phase_url_without_its_password) {
     BOOST_TEST((ec == corows::proxy_url_error::bad_scheme), ec.message());
     BOOST_TEST((why.phase == connect_phase::url));
     BOOST_TEST(why.message == "corows::connect: bad proxy URL \"ftp://***@proxy:21\" failed: " + ec.message() +
-                                  " (from options::proxy)");
+                                  " (from connect_options::proxy)");
 }
 
 BOOST_AUTO_TEST_CASE(a_proxy_that_never_answers_hits_handshake_timeout) {

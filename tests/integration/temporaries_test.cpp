@@ -115,21 +115,20 @@ BOOST_AUTO_TEST_CASE(connect_with_arguments_built_in_the_co_await) {
     server_thread srv(corows::server_options(), serve_in_place, raw_handler());
     loop l;
     l.spawn("client", [&]() -> asio::awaitable<void> {
-        corows::options opts;
-        opts.subprotocols.push_back("chat-protocol-version-one");
-        auto ws = co_await corows::connect("ws://" + srv.host() + "/chat", opts,
-                                           corows::handshake_request("http://origin.example.com")
-                                               .field("Authorization", "Bearer a-token-longer-than-sixteen"));
+        corows::connect_options co;
+        co.connection.subprotocols.push_back("chat-protocol-version-one");
+        co.request = corows::handshake_request("http://origin.example.com")
+                         .field("Authorization", "Bearer a-token-longer-than-sixteen");
+        auto ws = co_await corows::connect("ws://" + srv.host() + "/chat", co, asio::use_awaitable);
         BOOST_TEST(ws.subprotocol() == "chat-protocol-version-one");
         co_await ws.write_text("via connect");
         co_await expect_answers(ws, "via connect");
         co_await ws.close();
-        auto plain = co_await corows::connect("ws://" + srv.host() + "/plain", corows::options{});
+        auto plain = co_await corows::connect("ws://" + srv.host() + "/plain", corows::connect_options{});
         BOOST_TEST(plain.is_open());
         co_await plain.close();
-        corows::error_code ec;
-        auto refused = co_await corows::connect("ws://" + srv.host() + "/refused", corows::options{},
-                                                corows::handshake_request{}, ec);
+        auto [ec, refused] = co_await corows::connect("ws://" + srv.host() + "/refused", corows::connect_options{},
+                                                      tokens::as_tuple(asio::use_awaitable));
         BOOST_TEST(ec == corows::error::bad_status);
         BOOST_TEST(!refused.is_open());
     });

@@ -5,6 +5,7 @@
 // program that is not installed makes its test pass with a message instead.
 #include "certs.hpp"
 #include "forged_records.hpp"
+#include "client_connect.hpp"
 #include "loopback.hpp"
 
 #include <corows/connect.hpp>
@@ -32,6 +33,7 @@ namespace {
 using corows::test::client_context;
 using corows::test::forged_records;
 using corows::test::log_traffic_secret;
+using corows::test::client_options;
 using corows::test::loop;
 using corows::test::loopback_cert;
 using corows::test::sealed;
@@ -404,7 +406,7 @@ BOOST_AUTO_TEST_CASE(a_context_that_pads_records_keeps_openssl) {
     auto cctx = client_context(loopback_cert());
     loop l;
     l.spawn("client", [&]() -> asio::awaitable<void> {
-        auto ws = co_await corows::connect("wss://localhost:" + std::to_string(s.port) + "/", corows::options{}, cctx);
+        auto ws = co_await corows::connect("wss://localhost:" + std::to_string(s.port) + "/", client_options(corows::options{}, &cctx));
         const std::vector<std::uint8_t> payload(5000, 'p');
         co_await ws.write_message(payload, corows::message_kind::binary);
         auto m = co_await ws.read_message();
@@ -539,7 +541,7 @@ void echo_three(std::uint16_t port) {
     auto cctx = client_context(loopback_cert());
     loop l;
     l.spawn("client", [&]() -> asio::awaitable<void> {
-        auto ws = co_await corows::connect("wss://localhost:" + std::to_string(port) + "/", corows::options{}, cctx);
+        auto ws = co_await corows::connect("wss://localhost:" + std::to_string(port) + "/", client_options(corows::options{}, &cctx));
         for (std::size_t n : {std::size_t{10}, std::size_t{20000}, std::size_t{3}}) {
             const std::vector<std::uint8_t> payload(n, static_cast<std::uint8_t>(n));
             co_await ws.write_message(payload, corows::message_kind::binary);

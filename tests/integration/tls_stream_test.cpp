@@ -2,6 +2,7 @@
 // corows server, and against peers that trickle, send garbage, or leave without close_notify.
 #include "certs.hpp"
 #include "forged_records.hpp"
+#include "client_connect.hpp"
 #include "loopback.hpp"
 
 #include <corows/connect.hpp>
@@ -27,6 +28,7 @@ namespace {
 using corows::test::client_context;
 using corows::test::forged_records;
 using corows::test::log_traffic_secret;
+using corows::test::client_options;
 using corows::test::loop;
 using corows::test::loopback_cert;
 using corows::test::sealed;
@@ -388,7 +390,7 @@ BOOST_AUTO_TEST_CASE(servers_over_tls_stream_echo_for_corows_clients) {
                         co.max_message_size = 2 * 1024 * 1024;
                         co.deflate.enabled = deflate;
                         co.deflate.threshold = 0;
-                        auto ws = co_await corows::connect("wss://localhost:" + std::to_string(port) + "/", co, cctx);
+                        auto ws = co_await corows::connect("wss://localhost:" + std::to_string(port) + "/", client_options(co, &cctx));
                         BOOST_TEST(ws.deflate().has_value() == deflate);
                         for (std::size_t n : sizes) {
                             auto payload = noise(n, static_cast<std::uint32_t>(n));
@@ -434,7 +436,7 @@ BOOST_AUTO_TEST_CASE(a_raw_handler_gets_openssl_and_releases_it_itself) {
     {
         loop l;
         l.spawn("client", [&]() -> asio::awaitable<void> {
-            auto ws = co_await corows::connect("wss://localhost:" + std::to_string(port) + "/", corows::options{}, cctx);
+            auto ws = co_await corows::connect("wss://localhost:" + std::to_string(port) + "/", client_options(corows::options{}, &cctx));
             for (std::size_t n : {std::size_t{5}, std::size_t{70000}}) {
                 auto payload = noise(n, 7);
                 co_await ws.write_message(payload, corows::message_kind::binary);

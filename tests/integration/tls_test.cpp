@@ -1,6 +1,7 @@
 // wss:// end to end: corows::connect() against a corows server on an ssl::stream, with a
 // certificate made in memory for each test, and the failures TLS must turn into clean errors.
 #include "certs.hpp"
+#include "client_connect.hpp"
 #include "loopback.hpp"
 
 #include <corows/connect.hpp>
@@ -31,6 +32,9 @@ namespace {
 using corows::message;
 using corows::message_kind;
 using corows::test::loop;
+using corows::test::client_options;
+using corows::test::connect_reporting;
+using corows::test::with_request;
 using tcp = asio::ip::tcp;
 using tls_socket = asio::ssl::stream<tcp::socket>;
 using tls_ws = corows::websocket<tls_socket>;
@@ -153,7 +157,7 @@ BOOST_AUTO_TEST_CASE(wss_echo_sizes_with_and_without_deflate) {
             seen_request seen;
             l.spawn("server", [&]() -> asio::awaitable<void> { co_await tls_echo_server(l, sctx, opts, seen); });
             l.spawn("client", [&]() -> asio::awaitable<void> {
-                auto ws = co_await corows::connect("wss://LocalHost:" + port_of(l) + "/path?x=1", opts, cctx);
+                auto ws = co_await corows::connect("wss://LocalHost:" + port_of(l) + "/path?x=1", client_options(opts, &cctx));
                 BOOST_TEST(ws.is_open());
                 BOOST_TEST(ws.next_layer().is_tls());
                 BOOST_TEST(ws.deflate().has_value() == deflate);
@@ -189,7 +193,7 @@ BOOST_AUTO_TEST_CASE(event_server_over_tls_echoes_and_reports_the_close) {
     {
         loop l;
         l.spawn("client", [&]() -> asio::awaitable<void> {
-            auto ws = co_await corows::connect("wss://127.0.0.1:" + std::to_string(port), corows::options{}, cctx);
+            auto ws = co_await corows::connect("wss://127.0.0.1:" + std::to_string(port), client_options(corows::options{}, &cctx));
             co_await echo_round_trips(ws, all_sizes, false);
             co_await ws.close(1000, "bye");
         });
@@ -212,7 +216,7 @@ BOOST_AUTO_TEST_CASE(wss_to_an_ip_literal_checks_the_ip_san_and_sends_no_sni) {
     const std::vector<std::size_t> sizes(1, 5);
     l.spawn("server", [&]() -> asio::awaitable<void> { co_await tls_echo_server(l, sctx, opts, seen); });
     l.spawn("client", [&]() -> asio::awaitable<void> {
-        auto ws = co_await corows::connect("wss://127.0.0.1:" + port_of(l), opts, cctx);
+        auto ws = co_await corows::connect("wss://127.0.0.1:" + port_of(l), client_options(opts, &cctx));
         co_await echo_round_trips(ws, sizes, false);
         co_await ws.close(1000, {});
     });
@@ -237,7 +241,7 @@ BOOST_AUTO_TEST_CASE(default_context_rejects_a_self_signed_certificate) {
     l.spawn("client", [&]() -> asio::awaitable<void> {
         std::string url = "wss://localhost:" + port_of(l) + "/";
         corows::error_code ec;
-        auto ws = co_await corows::connect(url, opts, ec);
+        auto ws = co_await connect_reporting(url, client_options(opts), ec);
         BOOST_TEST(is_verify_failure(ec), ec.message());
         BOOST_TEST(!ws.is_open());
         try {
@@ -270,7 +274,7 @@ BOOST_AUTO_TEST_CASE(a_name_the_certificate_does_not_cover_fails_verification) {
             });
             l.spawn("client", [&]() -> asio::awaitable<void> {
                 corows::error_code ec;
-                auto ws = co_await corows::connect("wss://" + host + ":" + port_of(l), opts, cctx, ec);
+                auto ws = co_await connect_reporting("wss://" + host + ":" + port_of(l), client_options(opts, &cctx), ec);
                 BOOST_TEST(is_verify_failure(ec), ec.message());
                 BOOST_TEST(!ws.is_open());
             });
@@ -298,7 +302,7 @@ BOOST_AUTO_TEST_CASE(ws_url_connects_to_a_plain_server) {
             l.spawn("client", [&]() -> asio::awaitable<void> {
                 corows::handshake_request extra;
                 extra.origin = "http://app.test";
-                auto ws = co_await corows::connect("ws://127.0.0.1:" + port_of(l) + "/chat?room=1", opts, extra);
+                auto ws = co_await corows::connect("ws://127.0.0.1:" + port_of(l) + "/chat?room=1", with_request(client_options(opts), extra));
                 BOOST_TEST(!ws.next_layer().is_tls());
                 BOOST_TEST(ws.deflate().has_value() == deflate);
                 co_await echo_round_trips(ws, all_sizes, deflate);
@@ -334,7 +338,7 @@ BOOST_AUTO_TEST_CASE(bad_urls_and_unreachable_servers_give_clean_errors) {
         };
         for (const auto& [text, expected] : bad) {
             corows::error_code ec;
-            auto ws = co_await corows::connect(text, opts, ec);
+            auto ws = co_await connect_reporting(text, client_options(opts), ec);
             BOOST_TEST((ec == expected), text << ": " << ec.message());
             BOOST_TEST(!ws.is_open());
             try {
@@ -347,8 +351,7 @@ BOOST_AUTO_TEST_CASE(bad_urls_and_unreachable_servers_give_clean_errors) {
         const std::array<std::string, 2> schemes{"ws", "wss"};
         for (const auto& scheme : schemes) {
             corows::error_code ec;
-            auto ws = co_await corows::connect(scheme + "://127.0.0.1:" + std::to_string(dead_port),
-                                               opts, ec);
+            auto ws = co_await connect_reporting(scheme + "://127.0.0.1:" + std::to_string(dead_port), client_options(opts), ec);
             BOOST_TEST((ec == asio::error::connection_refused), scheme << ": " << ec.message());
             BOOST_TEST(!ws.is_open());
         }
@@ -375,7 +378,7 @@ BOOST_AUTO_TEST_CASE(a_stalled_tls_handshake_times_out) {
         opts.handshake_timeout = 300ms;
         auto start = std::chrono::steady_clock::now();
         corows::error_code ec;
-        auto ws = co_await corows::connect("wss://localhost:" + port_of(l) + "/", opts, ec);
+        auto ws = co_await connect_reporting("wss://localhost:" + port_of(l) + "/", client_options(opts), ec);
         auto took = corows::test::ms_since(start);
         BOOST_TEST((ec == corows::error::timeout), ec.message());
         BOOST_TEST(took >= 250);
@@ -396,7 +399,7 @@ BOOST_AUTO_TEST_CASE(wss_client_against_a_plain_server_fails_cleanly) {
     l.spawn("client", [&]() -> asio::awaitable<void> {
         corows::error_code ec;
         auto cctx = client_context(loopback_cert());
-        auto ws = co_await corows::connect("wss://127.0.0.1:" + port_of(l), corows::options{}, cctx, ec);
+        auto ws = co_await connect_reporting("wss://127.0.0.1:" + port_of(l), client_options(corows::options{}, &cctx), ec);
         BOOST_TEST((ec.category() == asio::error::get_ssl_category()), ec.message());
         BOOST_TEST(!ws.is_open());
     });
@@ -413,7 +416,7 @@ BOOST_AUTO_TEST_CASE(ws_client_against_a_tls_server_fails_cleanly) {
     });
     l.spawn("client", [&]() -> asio::awaitable<void> {
         corows::error_code ec;
-        auto ws = co_await corows::connect("ws://127.0.0.1:" + port_of(l), corows::options{}, ec);
+        auto ws = co_await connect_reporting("ws://127.0.0.1:" + port_of(l), client_options(corows::options{}), ec);
         BOOST_TEST(static_cast<bool>(ec), "a plain upgrade request was answered by a TLS server");
         BOOST_TEST(!ws.is_open());
     });
@@ -451,7 +454,7 @@ BOOST_AUTO_TEST_CASE(full_duplex_over_tls_then_server_close) {
         BOOST_TEST(ws.close_code() == 4000);
     });
     l.spawn("client", [&]() -> asio::awaitable<void> {
-        auto ws = co_await corows::connect("wss://localhost:" + port_of(l), opts, cctx);
+        auto ws = co_await corows::connect("wss://localhost:" + port_of(l), client_options(opts, &cctx));
         co_await (writer(ws, "c") && reader(ws, "s"));
         auto end = co_await ws.read_message();
         BOOST_TEST(!end.has_value());
@@ -482,7 +485,7 @@ BOOST_AUTO_TEST_CASE(tls_client_abort_is_seen_as_abnormal_closure) {
         BOOST_TEST(!ws.is_open());
     });
     l.spawn("client", [&]() -> asio::awaitable<void> {
-        auto ws = co_await corows::connect("wss://localhost:" + port_of(l), opts, cctx);
+        auto ws = co_await corows::connect("wss://localhost:" + port_of(l), client_options(opts, &cctx));
         co_await ws.write_text("last words");
         co_await ws.flush();
         ws.abort();

@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 namespace {
@@ -104,8 +105,8 @@ BOOST_AUTO_TEST_CASE(echo_over_a_unix_socket_then_close_1000_and_the_file_is_rem
             co_await ws.close(1000, "bye");
             BOOST_TEST(ws.close_code() == 1000);
             // Another target is refused by the server's decider: the target went through.
-            corows::error_code ec;
-            auto refused = co_await corows::connect_unix("ws+unix:" + path + ":/other", corows::options{}, ec);
+            auto [ec, refused] = co_await corows::connect_unix("ws+unix:" + path + ":/other", corows::connect_options{},
+                                                               tokens::as_tuple(asio::use_awaitable));
             BOOST_TEST((ec == corows::error::bad_status), ec.message());
             BOOST_TEST(!refused.is_open());
         });
@@ -119,8 +120,8 @@ BOOST_AUTO_TEST_CASE(a_missing_socket_file_is_a_clear_error) {
     const std::string path = dir.file("nobody.sock");
     loop l;
     l.spawn("client", [&]() -> asio::awaitable<void> {
-        corows::error_code ec;
-        auto ws = co_await corows::connect_unix("ws+unix://" + path + ":/", corows::options{}, ec);
+        auto [ec, ws] = co_await corows::connect_unix("ws+unix://" + path + ":/", corows::connect_options{},
+                                                      tokens::as_tuple(asio::use_awaitable));
         // Asio 1.22's system category maps no errno to std::errc: compare with its own code.
         BOOST_TEST((ec == corows::error_code(ENOENT, asio::error::get_system_category())), ec.message());
         BOOST_TEST(!ws.is_open());
@@ -147,8 +148,9 @@ BOOST_AUTO_TEST_CASE(a_stale_socket_file_refuses_and_a_taken_path_fails_listen) 
     BOOST_TEST(is_socket_file(path));
     loop l;
     l.spawn("client", [&]() -> asio::awaitable<void> {
-        corows::error_code ec;
-        co_await corows::connect_unix("ws+unix://" + path, corows::options{}, ec);
+        auto [ec, ws] = co_await corows::connect_unix("ws+unix://" + path, corows::connect_options{},
+                                                      tokens::as_tuple(asio::use_awaitable));
+        BOOST_TEST(!ws.is_open());
         BOOST_TEST((ec == asio::error::connection_refused), ec.message());
     });
     l.run(10s);
@@ -166,17 +168,72 @@ BOOST_AUTO_TEST_CASE(a_stale_socket_file_refuses_and_a_taken_path_fails_listen) 
 BOOST_AUTO_TEST_CASE(bad_urls_and_connect_point_the_right_way) {
     loop l;
     l.spawn("client", [&]() -> asio::awaitable<void> {
-        corows::error_code ec;
-        co_await corows::connect_unix("ws://127.0.0.1/", corows::options{}, ec);
+        const auto as_tuple = tokens::as_tuple(asio::use_awaitable);
+        auto [ec, ws] = co_await corows::connect_unix("ws://127.0.0.1/", corows::connect_options{}, as_tuple);
         BOOST_TEST((ec == corows::url_error::bad_scheme), ec.message());
-        co_await corows::connect_unix("ws+unix://host/tmp/x.sock", corows::options{}, ec);
+        std::tie(ec, ws) = co_await corows::connect_unix("ws+unix://host/tmp/x.sock", corows::connect_options{}, as_tuple);
         BOOST_TEST((ec == corows::url_error::bad_socket_path), ec.message());
         corows::connect_failure why;
-        co_await corows::connect("ws+unix:///tmp/x.sock:/", corows::options{}, ec, why);
+        corows::connect_options co;
+        co.failure = &why;
+        std::tie(ec, std::ignore) = co_await corows::connect("ws+unix:///tmp/x.sock:/", co, as_tuple);
         BOOST_TEST((ec == corows::url_error::bad_scheme), ec.message());
         BOOST_TEST(why.message.find("(use corows::connect_unix())") != std::string::npos, why.message);
     });
     l.run(10s);
+}
+
+BOOST_AUTO_TEST_CASE(connect_unix_takes_every_token_and_reports_like_connect) {
+    temp_dir dir;
+    const std::string path = dir.file("tokens.sock");
+    unix_echo_server server(path);
+    const std::string url = "ws+unix://" + path + ":/chat?room=1";
+    {
+        loop l;
+        l.spawn("client", [&]() -> asio::awaitable<void> {
+            corows::connect_options co;
+            co.request.field("X-Test", "1");
+            auto a = co_await corows::connect_unix(url, co, asio::use_awaitable);
+            BOOST_TEST(a.is_open());
+            co_await a.close(1000, "");
+            auto b = co_await corows::connect_unix(url, co, tokens::deferred)(asio::use_awaitable);
+            BOOST_TEST(b.is_open());
+            co_await b.close(1000, "");
+            // A refusal: the code through as_tuple, the answer through connect_options::failure.
+            corows::connect_failure why;
+            co.failure = &why;
+            auto [ec, c] = co_await corows::connect_unix("ws+unix://" + path + ":/other", co,
+                                                         tokens::as_tuple(asio::use_awaitable));
+            BOOST_TEST((ec == corows::error::bad_status), ec.message());
+            BOOST_TEST(!c.is_open());
+            BOOST_TEST((why.phase == corows::connect_phase::http_upgrade));
+            BOOST_TEST(why.peer == path);
+            BOOST_REQUIRE(why.response.has_value());
+            BOOST_TEST(why.response->status == 404u);
+            // use_awaitable throws connect_error with the same parts.
+            try {
+                co_await corows::connect_unix("ws+unix://" + dir.file("none.sock") + ":/", corows::connect_options{},
+                                              asio::use_awaitable);
+                BOOST_ERROR("no exception");
+            } catch (const corows::connect_error& e) {
+                BOOST_TEST((e.code() == corows::error_code(ENOENT, asio::error::get_system_category())));
+                BOOST_TEST((e.phase() == corows::connect_phase::tcp_connect));
+                BOOST_TEST(e.failure().peer == dir.file("none.sock"));
+            }
+        });
+        l.run(20s);
+    }
+    // A callback, run on connect_options::executor.
+    asio::io_context ctx;
+    corows::connect_options co;
+    co.executor = ctx.get_executor();
+    bool opened = false;
+    corows::connect_unix(url, co, [&](corows::error_code ec, corows::unix_websocket ws) {
+        opened = !ec && ws.is_open();
+        ws.abort();
+    });
+    ctx.run_for(10s);
+    BOOST_TEST(opened);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
