@@ -3,7 +3,7 @@
 #pragma once
 
 #include <corows/asio.hpp>
-#include <corows/detail/pump.hpp>
+#include <corows/detail/transport.hpp>
 #include <corows/message.hpp>
 #include <corows/prepared_message.hpp>
 #include <corows/websocket.hpp>
@@ -26,7 +26,7 @@ namespace corows {
 /// any thread: a connection that is gone makes a send a no-op, not a crash.
 template <class Stream>
 class basic_connection_handle {
-    using pump = detail::pump<Stream>;
+    using transport = detail::transport<Stream>;
 
 public:
     /// Reports whether a send was queued (false: the queue was full, or the connection is
@@ -39,7 +39,7 @@ public:
     /// Queues `pm` on the connection (as websocket::send(pm), so a full queue drops it);
     /// false if the connection is already known to be gone. `done`, if set, learns the outcome.
     bool send(std::shared_ptr<const prepared_message> pm, completion done = {}) const {
-        return post([pm = std::move(pm), done = std::move(done)](const std::shared_ptr<pump>& s) {
+        return post([pm = std::move(pm), done = std::move(done)](const std::shared_ptr<transport>& s) {
             bool queued = s && detail::send_prepared(s, pm);
             if (done) done(queued);
         });
@@ -62,10 +62,10 @@ public:
         });
     }
     /// True once the connection no longer exists (a false answer may be outdated at once).
-    bool expired() const noexcept { return pump_.expired(); }
+    bool expired() const noexcept { return transport_.expired(); }
     /// True if both handles name the same connection (or both none).
     bool same_as(const basic_connection_handle& other) const noexcept {
-        return !pump_.owner_before(other.pump_) && !other.pump_.owner_before(pump_);
+        return !transport_.owner_before(other.transport_) && !other.transport_.owner_before(transport_);
     }
 
 private:
@@ -73,17 +73,17 @@ private:
     template <class S>
     friend class basic_hub;
 
-    basic_connection_handle(const std::shared_ptr<pump>& s) : pump_(s), executor_(s->stream.get_executor()) {}
+    basic_connection_handle(const std::shared_ptr<transport>& s) : transport_(s), executor_(s->stream.get_executor()) {}
 
     // Runs `f` with the connection (null if it went meanwhile) on its executor.
     template <class F>
     bool post(F&& f) const {
-        if (pump_.expired()) return false;
-        asio::post(executor_, [w = pump_, f = std::forward<F>(f)]() mutable { f(w.lock()); });
+        if (transport_.expired()) return false;
+        asio::post(executor_, [w = transport_, f = std::forward<F>(f)]() mutable { f(w.lock()); });
         return true;
     }
 
-    std::weak_ptr<pump> pump_;
+    std::weak_ptr<transport> transport_;
     typename Stream::executor_type executor_;
 };
 

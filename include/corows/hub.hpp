@@ -64,7 +64,7 @@ struct basic_hub_options {
 /// arrive.
 template <class Stream>
 class basic_hub {
-    using pump = detail::pump<Stream>;
+    using transport = detail::transport<Stream>;
 
 public:
     /// The connection type subscribers are.
@@ -143,8 +143,8 @@ private:
 
     // One subscription in a group's list; `p` keys it, `w` sends to it.
     struct member {
-        pump* p = nullptr;
-        std::weak_ptr<pump> w;
+        transport* p = nullptr;
+        std::weak_ptr<transport> w;
     };
     // A topic's subscribers in one group. `delivering` defers removals (they leave holes) so
     // that a delivery's loop never sees its list move.
@@ -165,7 +165,7 @@ private:
         asio::any_io_executor ex;
         std::unordered_map<const topic_state*, member_list> topics;
         // Kept while the connection lives, so its close listener is installed once.
-        std::unordered_map<pump*, std::vector<subscription>> connections;
+        std::unordered_map<transport*, std::vector<subscription>> connections;
     };
 
     struct core {
@@ -245,7 +245,7 @@ private:
             }
         }
 
-        bool subscribe(const std::shared_ptr<pump>& s, std::string_view name) {
+        bool subscribe(const std::shared_ptr<transport>& s, std::string_view name) {
             if (!s || s->transport_closed || s->conn.state() != connection_state::open) return false;
             group* g;
             {
@@ -273,8 +273,8 @@ private:
         }
 
         // The connection's subscriptions go with its transport (or with it, if it never closed).
-        void listen_for_close(group& g, const std::shared_ptr<pump>& s) {
-            if (!s->cb) s->cb = std::make_unique<typename pump::callbacks>();
+        void listen_for_close(group& g, const std::shared_ptr<transport>& s) {
+            if (!s->cb) s->cb = std::make_unique<typename transport::callbacks>();
             auto previous = std::move(s->cb->on_gone);
             s->cb->on_gone = [w = self, g = &g, p = s.get(), previous = std::move(previous)]() mutable {
                 if (auto c = w.lock()) {
@@ -289,7 +289,7 @@ private:
         }
 
         // On g's executor: `p` is gone; every subscription of it goes too.
-        void forget(group& g, pump* p) {
+        void forget(group& g, transport* p) {
             auto it = g.connections.find(p);
             if (it == g.connections.end()) return;
             auto subs = std::move(it->second);
@@ -297,7 +297,7 @@ private:
             for (auto& sub : subs) remove_member(g, *sub.topic, sub.index);
         }
 
-        group* group_for(pump* p) {
+        group* group_for(transport* p) {
             auto ex = p->stream.get_executor();
             std::lock_guard<std::mutex> lock(mutex);
             for (auto& g : groups)
@@ -305,7 +305,7 @@ private:
             return nullptr;
         }
 
-        bool unsubscribe(pump* p, std::string_view name) {
+        bool unsubscribe(transport* p, std::string_view name) {
             group* g = p ? group_for(p) : nullptr;
             if (!g) return false;
             auto it = g->connections.find(p);
@@ -321,7 +321,7 @@ private:
             return false;
         }
 
-        std::size_t unsubscribe_all(pump* p) {
+        std::size_t unsubscribe_all(transport* p) {
             group* g = p ? group_for(p) : nullptr;
             if (!g) return 0;
             auto it = g->connections.find(p);
@@ -354,7 +354,7 @@ private:
 
         // The member of `p` in t's list is now at `index`. (A connection has one member per
         // topic, so the one that moves is never the one leaving.)
-        void moved(group& g, const topic_state& t, pump* p, std::size_t index) {
+        void moved(group& g, const topic_state& t, transport* p, std::size_t index) {
             auto it = g.connections.find(p);
             if (it == g.connections.end()) return;
             for (auto& sub : it->second)

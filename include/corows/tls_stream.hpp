@@ -166,7 +166,7 @@ public:
         return total;
     }
 
-    /// For the code about to close the socket (corows' pump does, before every close): sends
+    /// For the code about to close the socket (corows' transport does, before every close): sends
     /// what TLS owes the peer, the fatal alert of a failure or else close_notify on an
     /// established connection (RFC 8446 §6.1), as far as the socket takes it at once, and
     /// drops what the peer sent meanwhile so that the close is a FIN, not a reset. Never

@@ -1,12 +1,12 @@
 // corows::websocket<Stream>: the awaitable WebSocket connection, both roles, over any Asio
 // stream. This header declares the API; the operations are in impl/ (one per file), the I/O
-// they share in detail/pump.hpp, and every protocol rule in protocol/connection.hpp.
+// they share in detail/transport.hpp, and every protocol rule in protocol/connection.hpp.
 #pragma once
 
 #include <corows/asio.hpp>
 #include <corows/close_info.hpp>
 #include <corows/detail/initiate.hpp>
-#include <corows/detail/pump.hpp>
+#include <corows/detail/transport.hpp>
 #include <corows/error.hpp>
 #include <corows/message.hpp>
 #include <corows/options.hpp>
@@ -191,7 +191,7 @@ void run_events(std::shared_ptr<websocket<Stream>> ws,
 /// or a strand as the stream's executor).
 template <class Stream>
 class websocket {
-    using pump = detail::pump<Stream>;
+    using transport = detail::transport<Stream>;
 
 public:
     using executor_type = typename Stream::executor_type;
@@ -201,7 +201,7 @@ public:
         : websocket(std::move(stream), std::make_shared<const options>(opts)) {}
     /// Wraps a connected stream with settings shared with other connections (a server's).
     websocket(Stream stream, std::shared_ptr<const options> opts)
-        : s_(std::make_shared<pump>(std::move(stream), std::move(opts))) {}
+        : s_(std::make_shared<transport>(std::move(stream), std::move(opts))) {}
 
     /// An empty websocket, only to be assigned to (a result slot, as co_spawn's handler needs).
     websocket() noexcept = default;
@@ -477,12 +477,12 @@ private:
 
     void let_go() noexcept;
 
-    typename pump::callbacks& callbacks() {
-        if (!s_->cb) s_->cb = std::make_unique<typename pump::callbacks>();
+    typename transport::callbacks& callbacks() {
+        if (!s_->cb) s_->cb = std::make_unique<typename transport::callbacks>();
         return *s_->cb;
     }
 
-    std::shared_ptr<pump> s_;
+    std::shared_ptr<transport> s_;
 };
 
 } // namespace corows

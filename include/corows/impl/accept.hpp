@@ -24,7 +24,7 @@ namespace detail {
 
 /// Feeds received bytes to `parser` until it has a whole head; reads as needed.
 template <class Stream, class Parser>
-asio::awaitable<error_code> read_head(std::shared_ptr<pump<Stream>> s, Parser& parser) {
+asio::awaitable<error_code> read_head(std::shared_ptr<transport<Stream>> s, Parser& parser) {
     for (;;) {
         auto buffered = s->conn.buffered();
         if (!buffered.empty()) {
@@ -40,14 +40,14 @@ asio::awaitable<error_code> read_head(std::shared_ptr<pump<Stream>> s, Parser& p
 
 /// The handshake timer runs from now (for the reading or writing the handshake does next).
 template <class Stream>
-void handshake_phase(const std::shared_ptr<pump<Stream>>& s) {
+void handshake_phase(const std::shared_ptr<transport<Stream>>& s) {
     s->conn.begin_handshake(connection::clock::now());
     s->arm_timer(s);
 }
 
 /// Writes an HTTP answer that ends the connection (a refusal), then closes the transport.
 template <class Stream>
-asio::awaitable<void> write_and_close(std::shared_ptr<pump<Stream>> s, std::string text) {
+asio::awaitable<void> write_and_close(std::shared_ptr<transport<Stream>> s, std::string text) {
     error_code ec;
     handshake_phase(s);
     co_await asio::async_write(s->stream, asio::buffer(text), asio::redirect_error(asio::use_awaitable, ec));
@@ -61,7 +61,7 @@ concept tcp_transport = requires { typename Socket::protocol_type; } &&
 
 /// The handshake succeeded as `r`: the connection opens, and the transport gets its settings.
 template <class Stream>
-void opened(const std::shared_ptr<pump<Stream>>& s, role r, std::string subprotocol,
+void opened(const std::shared_ptr<transport<Stream>>& s, role r, std::string subprotocol,
             const std::optional<deflate_params>& params) {
     s->conn.open(r, std::move(subprotocol), params, connection::clock::now());
     auto& sock = s->stream.lowest_layer();
@@ -89,7 +89,7 @@ inline std::string choose_subprotocol(const options& o, const upgrade_request& u
 /// Answers a valid upgrade request with 101 (negotiating the subprotocol and
 /// permessage-deflate), or refuses a bad accept decision with 500.
 template <class Stream>
-asio::awaitable<error_code> accept_upgrade(std::shared_ptr<pump<Stream>> s, const upgrade_request& up,
+asio::awaitable<error_code> accept_upgrade(std::shared_ptr<transport<Stream>> s, const upgrade_request& up,
                                            const accept_decision& d) {
     s->conn.use_settings(d.settings);
     const options& o = s->conn.settings();
@@ -123,7 +123,7 @@ asio::awaitable<error_code> accept_upgrade(std::shared_ptr<pump<Stream>> s, cons
 
 /// Validates `req` and accepts it, or refuses it with the RFC's status.
 template <class Stream>
-asio::awaitable<error_code> accept_request(std::shared_ptr<pump<Stream>> s, const http_request& req,
+asio::awaitable<error_code> accept_request(std::shared_ptr<transport<Stream>> s, const http_request& req,
                                            const accept_decision& d) {
     upgrade_request up;
     if (auto ec = validate_upgrade_request(req, up)) {
@@ -136,7 +136,7 @@ asio::awaitable<error_code> accept_request(std::shared_ptr<pump<Stream>> s, cons
 
 /// Answers a valid upgrade request `up` (of `req`) as `decide` says.
 template <class Stream>
-asio::awaitable<error_code> accept_decided(std::shared_ptr<pump<Stream>> s, const http_request& req,
+asio::awaitable<error_code> accept_decided(std::shared_ptr<transport<Stream>> s, const http_request& req,
                                            const upgrade_request& up, const upgrade_decider& decide) {
     std::exception_ptr failure;
     upgrade_answer answer;
@@ -155,7 +155,7 @@ asio::awaitable<error_code> accept_decided(std::shared_ptr<pump<Stream>> s, cons
 /// accept(): read the request, then accept_request() (or, with `decide`, validate it and
 /// accept_decided()).
 template <class Stream>
-asio::awaitable<error_code> accept(std::shared_ptr<pump<Stream>> s, const upgrade_decider* decide = nullptr) {
+asio::awaitable<error_code> accept(std::shared_ptr<transport<Stream>> s, const upgrade_decider* decide = nullptr) {
     http_request_parser parser(s->conn.settings().http);
     handshake_phase(s);
     error_code ec = co_await read_head(s, parser);
@@ -177,23 +177,23 @@ asio::awaitable<error_code> accept(std::shared_ptr<pump<Stream>> s, const upgrad
 }
 
 template <class Stream>
-asio::awaitable<void> accept_or_throw(std::shared_ptr<pump<Stream>> s) {
+asio::awaitable<void> accept_or_throw(std::shared_ptr<transport<Stream>> s) {
     throw_if(co_await accept(std::move(s)));
 }
 
 template <class Stream>
-asio::awaitable<void> accept_or_throw(std::shared_ptr<pump<Stream>> s, upgrade_decider decide) {
+asio::awaitable<void> accept_or_throw(std::shared_ptr<transport<Stream>> s, upgrade_decider decide) {
     throw_if(co_await accept(std::move(s), &decide));
 }
 
 template <class Stream>
-asio::awaitable<void> accept_or_throw(std::shared_ptr<pump<Stream>> s, http_request req, accept_decision d) {
+asio::awaitable<void> accept_or_throw(std::shared_ptr<transport<Stream>> s, http_request req, accept_decision d) {
     throw_if(co_await accept_request(std::move(s), req, d));
 }
 
 /// read_request(): one request head; the handshake timer pauses once it is read.
 template <class Stream>
-asio::awaitable<http_request> read_request(std::shared_ptr<pump<Stream>> s, error_code* report) {
+asio::awaitable<http_request> read_request(std::shared_ptr<transport<Stream>> s, error_code* report) {
     http_request_parser parser(s->conn.settings().http);
     handshake_phase(s);
     error_code ec = co_await read_head(s, parser);
@@ -206,7 +206,7 @@ asio::awaitable<http_request> read_request(std::shared_ptr<pump<Stream>> s, erro
 }
 
 template <class Stream>
-asio::awaitable<void> refuse(std::shared_ptr<pump<Stream>> s, std::string text) {
+asio::awaitable<void> refuse(std::shared_ptr<transport<Stream>> s, std::string text) {
     co_await write_and_close(std::move(s), std::move(text));
 }
 
