@@ -225,7 +225,7 @@ int main(int argc, char** argv) {
         });
         std::cout << "listening on " << ep.address().to_string() << ':' << ep.port() << std::endl;
         // Other nodes' messages keep arriving until the drain has closed the last client.
-        srv.run_raw([&st](ws_type& ws) { return route(ws, st); });
+        srv.run_http([&st](ws_type& ws) { return route(ws, st); });
         return 0;
     } catch (const std::exception& e) {
         std::cerr << "chat_server: " << e.what() << '\n';

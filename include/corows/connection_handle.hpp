@@ -53,13 +53,21 @@ public:
     bool send_text(std::string_view text, completion done = {}) const {
         return send(as_bytes(text), message_kind::text, std::move(done));
     }
-    /// Starts the close handshake with `code` and `reason` (as websocket::start_close);
-    /// false if the connection is already known to be gone.
-    bool close(std::uint16_t code = 1000, std::string reason = {}) const {
-        return post([code, reason = std::move(reason)](const std::shared_ptr<pump>& s) {
+    /// Queues a binary message, as send(pm).
+    bool send_binary(std::span<const std::uint8_t> data, completion done = {}) const {
+        return send(data, message_kind::binary, std::move(done));
+    }
+    /// Starts the close handshake with `code` and `reason` (as websocket::start_close) and
+    /// does not wait for it; false if the connection is already known to be gone.
+    bool start_close(std::uint16_t code = 1000, std::string reason = {}) const {
+        return post([code, reason = std::move(reason)](const std::shared_ptr<transport>& s) {
             if (s && !s->transport_closed && (code == 0 || is_sendable_close_code(code)))
                 detail::begin_close(s, code, reason);
         });
+    }
+    /// The old name of start_close(): it never waited for the close handshake.
+    [[deprecated("use start_close")]] bool close(std::uint16_t code = 1000, std::string reason = {}) const {
+        return start_close(code, std::move(reason));
     }
     /// True once the connection no longer exists (a false answer may be outdated at once).
     bool expired() const noexcept { return transport_.expired(); }

@@ -430,6 +430,8 @@ public:
     auto pong(std::span<const std::uint8_t> payload = {}, Token&& token = {});
 
     /// Completes when everything queued so far has been written to the stream.
+    /// Queues a binary message, like send(payload, kind).
+    bool send_binary(std::span<const std::uint8_t> data) { return send(data, message_kind::binary); }
     template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
     auto flush(Token&& token = {});
     /// As flush(), reporting failure in `ec`.

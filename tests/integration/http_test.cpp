@@ -70,7 +70,7 @@ BOOST_AUTO_TEST_CASE(curl_posts_three_times_on_one_keep_alive_connection) {
     corows::server srv(corows::server_options{});
     const auto port = srv.listen({asio::ip::make_address("127.0.0.1"), 0}).port();
     std::thread runner([&] {
-        srv.run_raw([&](raw_ws& ws) -> asio::awaitable<void> {
+        srv.run_http([&](raw_ws& ws) -> asio::awaitable<void> {
             ++connections;
             co_await echo_bodies(ws, requests);
         });

@@ -39,7 +39,7 @@ struct running_server {
         : srv(std::move(o)) {
         endpoint = srv.listen({asio::ip::make_address("127.0.0.1"), 0});
         thread = std::thread([this, h = std::move(h), raw]() mutable {
-            if (raw) srv.run_raw(std::move(h));
+            if (raw) srv.run_http(std::move(h));
             else srv.run(std::move(h));
             returned = true;
         });
@@ -640,7 +640,7 @@ BOOST_AUTO_TEST_CASE(draining_closes_every_client_with_1012_over_the_window) {
     }
 }
 
-// The run_raw handler of a_raw_handler_answers_healthz_503_while_draining: GET /healthz is
+// The run_http handler of a_raw_handler_answers_healthz_503_while_draining: GET /healthz is
 // answered from draining(); anything else becomes an echo WebSocket, even while draining
 // (a raw handler decides that itself).
 asio::awaitable<void> health_or_echo(tcp_ws& ws, std::atomic<corows::server*>& srv) {
