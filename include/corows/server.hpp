@@ -566,8 +566,7 @@ private:
             if (ec || w.stopping) co_return;
         }
         if (!raw_) {
-            error_code ec;
-            co_await c->ws.accept(decide_, ec);
+            auto [ec] = co_await c->ws.accept(decide_, use_tuple);
             if (ec) co_return; // refused: the client got its HTTP answer
             // The accept decision has read what it needed of the TLS connection; OpenSSL's
             // own state is not needed for the records after it. A raw handler, which routes
@@ -603,8 +602,7 @@ private:
 
     static asio::awaitable<void> close_connection(std::shared_ptr<session> c, std::uint16_t code,
                                                   std::string reason) {
-        error_code ignored;
-        co_await c->ws.close(code, reason, ignored);
+        co_await c->ws.close(code, reason, use_tuple); // how it ends is the connection's business
     }
 
     // The live connections of `w`, held so that acting on one cannot end another's life

@@ -264,9 +264,10 @@ public:
 
     // Every operation that completes later takes a completion token last: by default
     // asio::use_awaitable (`co_await ws.read_message(m)`), or any other Asio token
-    // (use_future, a callback, deferred, as_tuple(use_awaitable), redirect_error, detached).
+    // (use_future, a callback, deferred, corows::use_tuple, redirect_error, detached).
     // The awaitable throws system_error on failure; other tokens complete with
-    // (error_code[, value]) instead. Buffers and strings passed as spans or views must
+    // (error_code[, value]) instead. The overloads that take an `error_code&` are the old
+    // style, deprecated: use corows::use_tuple. Buffers and strings passed as spans or views must
     // stay valid until the operation completes; everything else is copied into it.
 
     // ---------------------------------------------------------------- server handshake (impl/accept.hpp)
@@ -275,6 +276,7 @@ public:
     template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
     auto accept(Token&& token = {});
     /// Server: as accept(), reporting failure in `ec` (the refusal has been sent).
+    [[deprecated("use the token form with corows::use_tuple (as_tuple(use_awaitable))")]]
     asio::awaitable<void> accept(error_code& ec);
     /// Server: reads the upgrade request, refuses an invalid one with the RFC's status, and
     /// answers a valid one as `decide` says (an exception from it: 500, then rethrown).
@@ -282,6 +284,7 @@ public:
     auto accept(upgrade_decider decide, Token&& token = {});
     /// Server: as accept(decide), reporting failure in `ec` (error::handshake_failed when
     /// `decide` refused).
+    [[deprecated("use the token form with corows::use_tuple (as_tuple(use_awaitable))")]]
     asio::awaitable<void> accept(const upgrade_decider& decide, error_code& ec);
     /// Server: reads one HTTP request head (for a custom server that routes, authenticates,
     /// or serves plain HTTP on the same port). Bytes after the head stay buffered (see
@@ -289,6 +292,7 @@ public:
     template <COROWS_TOKEN_FOR(void(error_code, http_request)) Token = detail::default_token>
     auto read_request(Token&& token = {});
     /// Server: as read_request(), reporting failure in `ec`.
+    [[deprecated("use the token form with corows::use_tuple (as_tuple(use_awaitable))")]]
     asio::awaitable<http_request> read_request(error_code& ec);
     /// Server: validates a request the application read and accepts it, or refuses it with
     /// the RFC's status and closes.
@@ -298,8 +302,13 @@ public:
     template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
     auto accept(http_request req, Token&& token = {});
     /// Server: as accept(req, d), reporting failure in `ec`.
+    [[deprecated("use the token form with corows::use_tuple (as_tuple(use_awaitable))")]]
     asio::awaitable<void> accept(const http_request& req, const accept_decision& d, error_code& ec);
     /// Server: accepts a request already validated with validate_upgrade_request().
+    template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
+    auto accept(upgrade_request up, accept_decision d, Token&& token = {});
+    /// Server: as accept(up, d), reporting failure in `ec`.
+    [[deprecated("use the token form with corows::use_tuple (as_tuple(use_awaitable))")]]
     asio::awaitable<void> accept(const upgrade_request& up, const accept_decision& d, error_code& ec);
     /// Server: refuses the request with `status`, a plain-text `body`, and closes.
     template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
@@ -325,6 +334,7 @@ public:
     template <COROWS_TOKEN_FOR(void(error_code, std::string)) Token = detail::default_token>
     auto read_body(const http_request& req, Token&& token = {});
     /// Server: as read_body(req), reporting failure in `ec` (and returning "").
+    [[deprecated("use the token form with corows::use_tuple (as_tuple(use_awaitable))")]]
     asio::awaitable<std::string> read_body(const http_request& req, error_code& ec);
     /// Server, before any handshake: writes `res` as build_response() does (Content-Length
     /// from res.body) within handshake_timeout; the connection stays open for the next
@@ -333,6 +343,7 @@ public:
     template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
     auto write_response(const http_response& res, Token&& token = {});
     /// Server: as write_response(res), reporting failure in `ec`.
+    [[deprecated("use the token form with corows::use_tuple (as_tuple(use_awaitable))")]]
     asio::awaitable<void> write_response(const http_response& res, error_code& ec);
 
     // ---------------------------------------------------------------- client handshake (impl/handshake.hpp)
@@ -347,7 +358,8 @@ public:
     /// Client: handshake(host, "/", handshake_request()).
     template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
     auto handshake(std::string host, Token&& token = {});
-    /// Client: as handshake(), reporting failure in `ec`.
+    /// Client: as handshake(), reporting failure in `ec`. (Not deprecated yet, like the next
+    /// one: connect() and connect_unix() still use them, and are being reworked elsewhere.)
     asio::awaitable<void> handshake(std::string host, std::string target, const handshake_request& extra,
                                     error_code& ec);
     /// Client: as handshake(host, target, extra), filling `res` with the server's answer
@@ -376,6 +388,7 @@ public:
     template <COROWS_TOKEN_FOR(void(error_code, bool)) Token = detail::default_token>
     auto read_message(message& m, Token&& token = {});
     /// Reads the next message into `m`; error::closed once the connection closed.
+    [[deprecated("use the token form with corows::use_tuple (as_tuple(use_awaitable))")]]
     asio::awaitable<void> read_message(message& m, error_code& ec);
 
     // ---------------------------------------------------------------- writing (impl/write.hpp)
@@ -387,12 +400,14 @@ public:
     auto write_message(std::span<const std::uint8_t> payload, message_kind kind, bool compress = true,
                        Token&& token = {});
     /// As write_message(payload, kind, compress), reporting failure in `ec`.
+    [[deprecated("use the token form with corows::use_tuple (as_tuple(use_awaitable))")]]
     asio::awaitable<void> write_message(std::span<const std::uint8_t> payload, message_kind kind,
                                         bool compress, error_code& ec);
     /// Writes `m` with its own kind (an echo).
     template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
     auto write_message(const message& m, Token&& token = {});
     /// Writes `m` with its own kind, reporting failure in `ec`.
+    [[deprecated("use the token form with corows::use_tuple (as_tuple(use_awaitable))")]]
     asio::awaitable<void> write_message(const message& m, error_code& ec);
     /// Writes a text message (`text` must be UTF-8).
     template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
@@ -415,6 +430,8 @@ public:
     bool send(const message& m) { return send(m.data(), m.kind()); }
     /// Queues a text message (`text` must be UTF-8), like send(payload, kind).
     bool send_text(std::string_view text) { return send(as_bytes(text), message_kind::text); }
+    /// Queues a binary message, like send(payload, kind).
+    bool send_binary(std::span<const std::uint8_t> data) { return send(data, message_kind::binary); }
     /// Queues a prepared message like send(), waiting for room (like write_message) instead
     /// of failing when the queue is full.
     template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
@@ -424,17 +441,17 @@ public:
     template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
     auto ping(std::span<const std::uint8_t> payload = {}, Token&& token = {});
     /// As ping(payload), reporting failure in `ec`.
+    [[deprecated("use the token form with corows::use_tuple (as_tuple(use_awaitable))")]]
     asio::awaitable<void> ping(std::span<const std::uint8_t> payload, error_code& ec);
     /// Sends an unsolicited pong with up to 125 bytes of payload.
     template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
     auto pong(std::span<const std::uint8_t> payload = {}, Token&& token = {});
 
     /// Completes when everything queued so far has been written to the stream.
-    /// Queues a binary message, like send(payload, kind).
-    bool send_binary(std::span<const std::uint8_t> data) { return send(data, message_kind::binary); }
     template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
     auto flush(Token&& token = {});
     /// As flush(), reporting failure in `ec`.
+    [[deprecated("use the token form with corows::use_tuple (as_tuple(use_awaitable))")]]
     asio::awaitable<void> flush(error_code& ec);
 
     // ---------------------------------------------------------------- closing (impl/close.hpp)
@@ -444,6 +461,7 @@ public:
     template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
     auto close(std::uint16_t code = 1000, std::string_view reason = {}, Token&& token = {});
     /// As close(code, reason), reporting failure in `ec`.
+    [[deprecated("use the token form with corows::use_tuple (as_tuple(use_awaitable))")]]
     asio::awaitable<void> close(std::uint16_t code, std::string_view reason, error_code& ec);
     /// Starts the close handshake without waiting: queues the close frame (once) and arms the
     /// close timeout. The connection's reader (read_message(), or event mode) finishes it

@@ -148,9 +148,8 @@ void run_slow_consumer(corows::slow_consumer policy, slow_consumer_run& r) {
         corows::message m;
         bool slow = false;
         for (;;) {
-            corows::error_code e;
-            co_await ws.read_message(m, e);
-            if (e) break;
+            auto [e, more] = co_await ws.read_message(m, corows::use_tuple);
+            if (e || !more) break;
             std::string cmd(m.text());
             if (cmd == "slow") slow = true;
             else if (cmd.starts_with("join:")) {

@@ -7,6 +7,7 @@
 #include <corows/protocol/mask.hpp>
 #include <corows/websocket.hpp>
 
+#include "read_or_closed.hpp"
 #include "test_asio.hpp"
 
 #include <boost/test/unit_test.hpp>

@@ -68,7 +68,7 @@ asio::awaitable<void> check_echo(corows::client_websocket& ws, std::string text)
 asio::awaitable<void> read_to_end(corows::client_websocket& ws) {
     corows::message m;
     corows::error_code ec;
-    while (!ec) co_await ws.read_message(m, ec);
+    while (!ec) ec = co_await corows::test::read_or_closed(ws, m);
 }
 
 // Runs `f` on a fresh io_context on this thread for at most `limit`; it must finish without

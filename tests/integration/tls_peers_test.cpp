@@ -224,9 +224,10 @@ opened_records server_attacked(bool keep, const std::function<bytes(records&)>& 
         s.raw([](corows::websocket<corows::tls_stream>& ws) -> asio::awaitable<void> {
             ws.next_layer().keep_openssl();
             corows::error_code ec;
-            corows::http_request req = co_await ws.read_request(ec);
+            corows::http_request req;
+            std::tie(ec, req) = co_await ws.read_request(corows::use_tuple);
             if (ec) co_return;
-            co_await ws.accept(req, corows::accept_decision(), ec);
+            std::tie(ec) = co_await ws.accept(req, corows::accept_decision(), corows::use_tuple);
             corows::message m;
             while (!ec && co_await ws.read_message(m)) co_await ws.write_message(m);
         });
@@ -418,9 +419,10 @@ BOOST_AUTO_TEST_CASE(a_context_that_pads_records_keeps_openssl) {
     tls_server s([](SSL_CTX* ctx) { SSL_CTX_set_block_padding(ctx, 64); });
     s.raw([&](corows::websocket<corows::tls_stream>& ws) -> asio::awaitable<void> {
         corows::error_code ec;
-        corows::http_request req = co_await ws.read_request(ec);
+        corows::http_request req;
+        std::tie(ec, req) = co_await ws.read_request(corows::use_tuple);
         if (ec) co_return;
-        co_await ws.accept(req, corows::accept_decision(), ec);
+        std::tie(ec) = co_await ws.accept(req, corows::accept_decision(), corows::use_tuple);
         if (ec) co_return;
         ws.next_layer().release_openssl();
         if (ws.next_layer().openssl_released()) ++released;
@@ -557,9 +559,10 @@ namespace {
 void release_and_echo(tls_server& s, std::atomic<int>& released, std::function<void(SSL*)> before_release) {
     s.raw([&released, before_release](corows::websocket<corows::tls_stream>& ws) -> asio::awaitable<void> {
         corows::error_code ec;
-        corows::http_request req = co_await ws.read_request(ec);
+        corows::http_request req;
+        std::tie(ec, req) = co_await ws.read_request(corows::use_tuple);
         if (ec) co_return;
-        co_await ws.accept(req, corows::accept_decision(), ec);
+        std::tie(ec) = co_await ws.accept(req, corows::accept_decision(), corows::use_tuple);
         if (ec) co_return;
         if (before_release) before_release(ws.next_layer().native_handle());
         ws.next_layer().release_openssl();

@@ -420,9 +420,10 @@ BOOST_AUTO_TEST_CASE(a_raw_handler_gets_openssl_and_releases_it_itself) {
             const char* sni = ssl ? SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name) : nullptr;
             if (sni && std::string(sni) == "localhost") ++sni_seen;
             corows::error_code ec;
-            corows::http_request req = co_await ws.read_request(ec);
+            corows::http_request req;
+            std::tie(ec, req) = co_await ws.read_request(corows::use_tuple);
             if (ec) co_return;
-            co_await ws.accept(req, corows::accept_decision(), ec);
+            std::tie(ec) = co_await ws.accept(req, corows::accept_decision(), corows::use_tuple);
             if (ec) co_return;
             ws.next_layer().release_openssl();
             if (ws.next_layer().openssl_released()) ++released;

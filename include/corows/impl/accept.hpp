@@ -5,7 +5,7 @@
 #include <corows/asio.hpp>
 #include <corows/detail/awaiting.hpp>
 #include <corows/detail/initiate.hpp>
-#include <corows/detail/pump.hpp>
+#include <corows/detail/transport.hpp>
 #include <corows/protocol/handshake.hpp>
 #include <corows/protocol/http.hpp>
 
@@ -191,6 +191,11 @@ asio::awaitable<void> accept_or_throw(std::shared_ptr<transport<Stream>> s, http
     throw_if(co_await accept_request(std::move(s), req, d));
 }
 
+template <class Stream>
+asio::awaitable<void> accept_or_throw(std::shared_ptr<transport<Stream>> s, upgrade_request up, accept_decision d) {
+    throw_if(co_await accept_upgrade(std::move(s), up, d));
+}
+
 /// read_request(): one request head; the handshake timer pauses once it is read.
 template <class Stream>
 asio::awaitable<http_request> read_request(std::shared_ptr<transport<Stream>> s, error_code* report) {
@@ -269,6 +274,15 @@ template <class Stream>
 asio::awaitable<void> websocket<Stream>::accept(const http_request& req, const accept_decision& d,
                                                 error_code& ec) {
     ec = co_await detail::accept_request(s_, req, d);
+}
+
+template <class Stream>
+template <COROWS_TOKEN_FOR(void(error_code)) Token>
+auto websocket<Stream>::accept(upgrade_request up, accept_decision d, Token&& token) {
+    return detail::launch(get_executor(), std::forward<Token>(token),
+                          [s = s_, up = std::move(up), d = std::move(d)]() mutable {
+                              return detail::accept_or_throw(std::move(s), std::move(up), std::move(d));
+                          });
 }
 
 template <class Stream>
