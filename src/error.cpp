@@ -149,27 +149,17 @@ std::error_code make_error_code(error e) noexcept {
 
 close_code close_code_for(std::error_code ec) noexcept {
     if (ec.category() != error_category()) return close_code::internal_error;
-    switch (static_cast<error>(ec.value())) {
+    const auto e = static_cast<error>(ec.value());
+    switch (e) {
     case error::invalid_utf8: return close_code::invalid_payload;
     case error::message_too_big:
     case error::frame_too_big: return close_code::message_too_big;
-    case error::reserved_opcode:
-    case error::reserved_bits:
-    case error::fragmented_control:
-    case error::control_too_big:
-    case error::bad_length:
-    case error::mask_required:
-    case error::unexpected_mask:
-    case error::bad_continuation:
-    case error::expected_continuation:
-    case error::bad_close_code:
-    case error::bad_close_payload:
-    case error::inflate_failed:
-    case error::bad_compressed_frame: return close_code::protocol_error;
     case error::timeout: return close_code::going_away;
     case error::send_timeout: return close_code::policy_violation;
-    default: return close_code::internal_error;
+    default: break;
     }
+    // Every other violation of RFC 6455 or RFC 7692 by the peer is 1002.
+    return condition_of(e) == condition::protocol_error ? close_code::protocol_error : close_code::internal_error;
 }
 
 } // namespace corows

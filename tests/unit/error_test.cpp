@@ -55,6 +55,15 @@ BOOST_AUTO_TEST_CASE(close_codes_for_errors) {
     BOOST_TEST((corows::close_code_for(std::make_error_code(std::errc::io_error)) == close_code::internal_error));
 }
 
+BOOST_AUTO_TEST_CASE(every_protocol_error_but_utf8_closes_with_1002) {
+    for (int v = static_cast<int>(corows::error::reserved_opcode); v <= static_cast<int>(corows::error::send_timeout); ++v) {
+        auto ec = corows::make_error_code(static_cast<corows::error>(v));
+        if (ec == corows::error::invalid_utf8) continue;
+        bool violation = ec == corows::condition::protocol_error;
+        BOOST_TEST((corows::close_code_for(ec) == corows::close_code::protocol_error) == violation, ec.message());
+    }
+}
+
 BOOST_AUTO_TEST_CASE(sendable_close_codes) {
     for (int c : {1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011, 1012, 1013, 1014, 3000, 4999})
         BOOST_TEST(corows::is_sendable_close_code(static_cast<std::uint16_t>(c)), c);
