@@ -459,6 +459,34 @@ BOOST_AUTO_TEST_CASE(close_to_a_peer_that_reads_nothing) {
     BOOST_TEST((write_ec == err(error::closed) || write_ec == err(error::timeout)), write_ec.message());
 }
 
+// close_code() is the peer's code only: after we fail the connection with 1009, nothing more is
+// read, so it stays 0 and closed_why() tells our code.
+BOOST_AUTO_TEST_CASE(close_code_stays_0_after_our_1009) {
+    options o;
+    o.max_message_size = 16;
+    run_raw_client(o,
+        [&](tcp_ws& ws) -> asio::awaitable<void> {
+            co_await ws.accept();
+            message m;
+            auto [ec, more] = co_await ws.read_message(m, corows::use_tuple);
+            BOOST_TEST(ec == error::message_too_big);
+            BOOST_TEST((ec == corows::condition::too_big));
+            BOOST_TEST(!more);
+            BOOST_TEST(ws.close_code() == 0);
+            corows::close_info why = ws.closed_why();
+            BOOST_TEST(why.code == 1009);
+            BOOST_TEST(!why.remote);
+        },
+        [&](raw_peer& p, loop& l) -> asio::awaitable<void> {
+            co_await p.upgrade(l.host(), "");
+            co_await p.send(client_frame(0x1, std::string(17, 'x')));
+            close_info c = co_await expect_close(p);
+            BOOST_TEST(c.code == 1009);
+            bool eof = co_await expect_eof(p);
+            BOOST_TEST(eof, "server did not close TCP");
+        });
+}
+
 BOOST_AUTO_TEST_CASE(dropped_transport_reports_1006) {
     run_raw_client({},
         [&](tcp_ws& ws) -> asio::awaitable<void> {
