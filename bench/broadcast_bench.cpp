@@ -104,10 +104,9 @@ result run(const settings& cfg, bool prepared, bool deflate) {
             co_await ws.handshake("127.0.0.1", "/");
             corows::message m;
             std::size_t expect = 0;
-            std::error_code ec;
             for (;;) {
-                co_await ws.read_message(m, ec);
-                if (ec) break;
+                auto [ec, more] = co_await ws.read_message(m, corows::use_tuple);
+                if (ec || !more) break;
                 std::string head = std::to_string(expect) + " ";
                 if (m.size() != cfg.size || std::memcmp(m.data().data(), head.data(), head.size()) != 0) bad = true;
                 ++expect;

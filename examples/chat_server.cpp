@@ -81,9 +81,8 @@ asio::awaitable<void> chat(ws_type& ws, const corows::http_request& req, chat_st
     } count{st.members};
     corows::message m;
     for (;;) {
-        std::error_code ec;
-        co_await ws.read_message(m, ec);
-        if (ec) co_return; // the hub forgets a closed connection by itself
+        auto [ec, more] = co_await ws.read_message(m, corows::use_tuple);
+        if (ec || !more) co_return; // the hub forgets a closed connection by itself
         st.rooms.publish(topic, m);
     }
 }
@@ -105,8 +104,7 @@ asio::awaitable<void> answer(ws_type& ws, const corows::http_request& req, int s
 
 // One port for everything: the page, the health check, and the chat as a WebSocket upgrade.
 asio::awaitable<void> route(ws_type& ws, chat_state& st) {
-    std::error_code ec;
-    corows::http_request req = co_await ws.read_request(ec);
+    auto [ec, req] = co_await ws.read_request(corows::use_tuple);
     if (ec) co_return; // silent, garbled or too large: nothing worth answering
     std::string_view path = req.path();
     if (path == "/chat") {
@@ -225,7 +223,7 @@ int main(int argc, char** argv) {
         });
         std::cout << "listening on " << ep.address().to_string() << ':' << ep.port() << std::endl;
         // Other nodes' messages keep arriving until the drain has closed the last client.
-        srv.run_raw([&st](ws_type& ws) { return route(ws, st); });
+        srv.run_http([&st](ws_type& ws) { return route(ws, st); });
         return 0;
     } catch (const std::exception& e) {
         std::cerr << "chat_server: " << e.what() << '\n';

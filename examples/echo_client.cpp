@@ -238,7 +238,9 @@ asio::awaitable<void> run_connection(std::string url, const corows::options& o, 
     corows::message m; // reused across messages: no allocation per echo once warmed up
     bool first = true;
     for (;;) {
-        co_await ws.read_message(m, ec);
+        bool more = false;
+        std::tie(ec, more) = co_await ws.read_message(m, corows::use_tuple);
+        if (!ec && !more) ec = corows::error::closed; // out.ec tells a close from a failure
         if (ec) break;
         if (!echo) {
             if (first && m.is_text()) out.first_text = m.str();
@@ -246,8 +248,7 @@ asio::awaitable<void> run_connection(std::string url, const corows::options& o, 
             continue;
         }
         // Queued at once; a write error (the server went away) shows up on the next read.
-        std::error_code wec;
-        co_await ws.write_message(m, wec);
+        co_await ws.write_message(m, corows::use_tuple);
     }
     out.ec = ec;
     out.code = ws.close_code();

@@ -131,7 +131,7 @@ def scenario_echo_limits(program):
 
 
 def scenario_chat_limits(program):
-    # chat_server (run_raw) takes the same admission flags: a second connection from one
+    # chat_server (run_http) takes the same admission flags: a second connection from one
     # address gets 429 while a chat member is connected.
     with Server(program, "--port", "0", "--max-connections-per-address", "1", "--handshake-timeout-ms", "2000") as srv:
         async def second_while_member():

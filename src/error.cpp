@@ -1,9 +1,72 @@
+#include <corows/condition.hpp>
 #include <corows/error.hpp>
 
 #include <string>
 
+// The Redis enumerators of corows::error are deprecated for users; their messages and
+// conditions stay here until they are removed.
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
 namespace corows {
 namespace {
+
+// The condition each code belongs to; condition{} for none (an internal failure, or misuse).
+condition condition_of(error e) noexcept {
+    switch (e) {
+    case error::closed: return condition::closed;
+    case error::handshake_closed: return condition::connection_lost;
+    case error::timeout:
+    case error::send_timeout: return condition::timeout;
+    case error::reserved_opcode:
+    case error::reserved_bits:
+    case error::fragmented_control:
+    case error::control_too_big:
+    case error::bad_length:
+    case error::mask_required:
+    case error::unexpected_mask:
+    case error::bad_continuation:
+    case error::expected_continuation:
+    case error::invalid_utf8:
+    case error::bad_close_code:
+    case error::bad_close_payload:
+    case error::inflate_failed:
+    case error::bad_compressed_frame: return condition::protocol_error;
+    case error::frame_too_big:
+    case error::message_too_big:
+    case error::header_too_large:
+    case error::too_many_headers:
+    case error::body_too_large: return condition::too_big;
+    case error::http_parse_error:
+    case error::bad_method:
+    case error::bad_http_version:
+    case error::missing_host:
+    case error::bad_upgrade:
+    case error::bad_connection:
+    case error::bad_key:
+    case error::bad_version:
+    case error::bad_accept:
+    case error::bad_subprotocol:
+    case error::bad_extension:
+    case error::http_version_not_supported:
+    case error::bad_content_length:
+    case error::conflicting_length:
+    case error::upgrade_with_body:
+    case error::length_required:
+    case error::bad_chunked_encoding: return condition::handshake_failed;
+    case error::bad_status:
+    case error::handshake_failed: return condition::handshake_refused;
+    case error::tls_answer: return condition::tls;
+    case error::proxy_refused:
+    case error::proxy_auth_failed:
+    case error::proxy_protocol_error: return condition::proxy;
+    case error::backplane_error:
+    case error::redis_auth_failed:
+    case error::redis_protocol_error: return condition::redis;
+    case error::deflate_failed:
+    case error::operation_in_progress: return condition{};
+    }
+    return condition{};
+}
 
 class corows_category final : public std::error_category {
 public:
@@ -65,6 +128,12 @@ public:
         }
         return "unknown corows error";
     }
+
+    bool equivalent(int code, const std::error_condition& cond) const noexcept override {
+        if (cond.category() == condition_category())
+            return detail::is_condition(cond, condition_of(static_cast<error>(code)));
+        return std::error_category::equivalent(code, cond);
+    }
 };
 
 } // namespace
@@ -80,27 +149,17 @@ std::error_code make_error_code(error e) noexcept {
 
 close_code close_code_for(std::error_code ec) noexcept {
     if (ec.category() != error_category()) return close_code::internal_error;
-    switch (static_cast<error>(ec.value())) {
+    const auto e = static_cast<error>(ec.value());
+    switch (e) {
     case error::invalid_utf8: return close_code::invalid_payload;
     case error::message_too_big:
     case error::frame_too_big: return close_code::message_too_big;
-    case error::reserved_opcode:
-    case error::reserved_bits:
-    case error::fragmented_control:
-    case error::control_too_big:
-    case error::bad_length:
-    case error::mask_required:
-    case error::unexpected_mask:
-    case error::bad_continuation:
-    case error::expected_continuation:
-    case error::bad_close_code:
-    case error::bad_close_payload:
-    case error::inflate_failed:
-    case error::bad_compressed_frame: return close_code::protocol_error;
     case error::timeout: return close_code::going_away;
     case error::send_timeout: return close_code::policy_violation;
-    default: return close_code::internal_error;
+    default: break;
     }
+    // Every other violation of RFC 6455 or RFC 7692 by the peer is 1002.
+    return condition_of(e) == condition::protocol_error ? close_code::protocol_error : close_code::internal_error;
 }
 
 } // namespace corows

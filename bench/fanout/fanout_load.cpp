@@ -460,8 +460,7 @@ asio::awaitable<void> open_all(run_state& st) {
 // Queues `text` on the publisher's connection; false if it failed. No exception: the
 // publisher's reader refers to the connection, so run() must not leave early.
 asio::awaitable<bool> send(run_state& st, ws_t& pub, std::string_view text) {
-    std::error_code ec;
-    co_await pub.write_message(corows::as_bytes(text), corows::message_kind::text, false, ec);
+    auto [ec] = co_await pub.write_message(corows::as_bytes(text), corows::message_kind::text, false, corows::use_tuple);
     if (ec) st.report_error("publisher: " + ec.message());
     co_return !ec;
 }

@@ -21,8 +21,11 @@ class client_stream {
 public:
     /// The plain alternative.
     using tcp_socket = asio::ip::tcp::socket;
-    /// The TLS alternative.
-    using tls_stream = asio::ssl::stream<tcp_socket>;
+    /// The TLS alternative: Asio's SSL stream (not corows::tls_stream).
+    using ssl_stream = asio::ssl::stream<tcp_socket>;
+    /// The old name of ssl_stream; not marked deprecated yet because connect.hpp still says
+    /// it and is being reworked on another branch (CHANGELOG: deprecated, removal next).
+    using tls_stream = ssl_stream;
     /// Both alternatives run on the socket's executor type.
     using executor_type = tcp_socket::executor_type;
     /// The TCP socket under either alternative.
@@ -35,7 +38,7 @@ public:
     /// Holds a plain TCP socket.
     explicit client_stream(tcp_socket s) : v_(std::in_place_index<0>, std::move(s)) {}
     /// Holds a TLS stream (its handshake is the owner's business).
-    explicit client_stream(tls_stream s) : v_(std::in_place_index<1>, std::move(s)) {}
+    explicit client_stream(ssl_stream s) : v_(std::in_place_index<1>, std::move(s)) {}
 
     client_stream(client_stream&&) noexcept = default;
     /// Replaces the held stream, closing the old one.
@@ -52,7 +55,7 @@ public:
     /// True if this is the TLS alternative.
     bool is_tls() const noexcept { return v_.index() == 1; }
     /// The TLS stream, or nullptr for a plain socket.
-    tls_stream* tls() noexcept { return std::get_if<1>(&v_); }
+    ssl_stream* tls() noexcept { return std::get_if<1>(&v_); }
     /// The plain socket, or nullptr for a TLS stream.
     tcp_socket* plain() noexcept { return std::get_if<0>(&v_); }
 
@@ -90,7 +93,7 @@ public:
     }
 
 private:
-    std::variant<tcp_socket, tls_stream> v_;
+    std::variant<tcp_socket, ssl_stream> v_;
 };
 
 } // namespace corows

@@ -5,7 +5,7 @@
 #pragma once
 
 #include <corows/asio.hpp>
-#include <corows/detail/pump.hpp>
+#include <corows/detail/transport.hpp>
 #include <corows/message.hpp>
 #include <corows/prepared_message.hpp>
 #include <corows/websocket.hpp>
@@ -28,7 +28,7 @@ namespace corows {
 /// any thread: a connection that is gone makes a send a no-op, not a crash.
 template <class Stream>
 class basic_connection_handle {
-    using pump = detail::pump<Stream>;
+    using transport = detail::transport<Stream>;
 
 public:
     /// Reports whether a send was queued (false: the queue was full, or the connection is
@@ -41,7 +41,7 @@ public:
     /// Queues `pm` on the connection (as websocket::send(pm), so a full queue drops it);
     /// false if the connection is already known to be gone. `done`, if set, learns the outcome.
     bool send(std::shared_ptr<const prepared_message> pm, completion done = {}) const {
-        return post([pm = std::move(pm), done = std::move(done)](const std::shared_ptr<pump>& s) {
+        return post([pm = std::move(pm), done = std::move(done)](const std::shared_ptr<transport>& s) {
             bool queued = s && detail::send_prepared(s, pm);
             if (done) done(queued);
         });
@@ -55,36 +55,44 @@ public:
     bool send_text(std::string_view text, completion done = {}) const {
         return send(as_bytes(text), message_kind::text, std::move(done));
     }
-    /// Starts the close handshake with `code` and `reason` (as websocket::start_close);
-    /// false if the connection is already known to be gone.
-    bool close(std::uint16_t code = 1000, std::string reason = {}) const {
-        return post([code, reason = std::move(reason)](const std::shared_ptr<pump>& s) {
+    /// Queues a binary message, as send(pm).
+    bool send_binary(std::span<const std::uint8_t> data, completion done = {}) const {
+        return send(data, message_kind::binary, std::move(done));
+    }
+    /// Starts the close handshake with `code` and `reason` (as websocket::start_close) and
+    /// does not wait for it; false if the connection is already known to be gone.
+    bool start_close(std::uint16_t code = 1000, std::string reason = {}) const {
+        return post([code, reason = std::move(reason)](const std::shared_ptr<transport>& s) {
             if (s && !s->transport_closed && (code == 0 || is_sendable_close_code(code)))
                 detail::begin_close(s, code, reason);
         });
     }
+    /// The old name of start_close(): it never waited for the close handshake.
+    [[deprecated("use start_close")]] bool close(std::uint16_t code = 1000, std::string reason = {}) const {
+        return start_close(code, std::move(reason));
+    }
     /// True once the connection no longer exists (a false answer may be outdated at once).
-    bool expired() const noexcept { return pump_.expired(); }
+    bool expired() const noexcept { return transport_.expired(); }
     /// True if both handles name the same connection (or both none).
     bool same_as(const basic_connection_handle& other) const noexcept {
-        return !pump_.owner_before(other.pump_) && !other.pump_.owner_before(pump_);
+        return !transport_.owner_before(other.transport_) && !other.transport_.owner_before(transport_);
     }
 
 private:
     friend class websocket<Stream>;
     friend class basic_local_connection<Stream>;
 
-    basic_connection_handle(const std::shared_ptr<pump>& s) : pump_(s), executor_(s->stream.get_executor()) {}
+    basic_connection_handle(const std::shared_ptr<transport>& s) : transport_(s), executor_(s->stream.get_executor()) {}
 
     // Runs `f` with the connection (null if it went meanwhile) on its executor.
     template <class F>
     bool post(F&& f) const {
-        if (pump_.expired()) return false;
-        asio::post(executor_, [w = pump_, f = std::forward<F>(f)]() mutable { f(w.lock()); });
+        if (transport_.expired()) return false;
+        asio::post(executor_, [w = transport_, f = std::forward<F>(f)]() mutable { f(w.lock()); });
         return true;
     }
 
-    std::weak_ptr<pump> pump_;
+    std::weak_ptr<transport> transport_;
     typename Stream::executor_type executor_;
 };
 
@@ -97,7 +105,7 @@ class basic_connection_ref;
 /// connection's thread and on a non-null object. This is the whole of what a hub uses.
 template <class Stream>
 class basic_local_connection {
-    using pump = detail::pump<Stream>;
+    using transport = detail::transport<Stream>;
 
 public:
     /// No connection.
@@ -119,7 +127,7 @@ public:
     /// Adds `f` to run once on this thread when the transport closes or the connection goes
     /// without having closed it; it runs before what was added earlier.
     void on_gone(std::function<void()> f) const {
-        if (!s_->cb) s_->cb = std::make_unique<typename pump::callbacks>();
+        if (!s_->cb) s_->cb = std::make_unique<typename transport::callbacks>();
         auto& slot = s_->cb->on_gone;
         if (!slot) slot = std::move(f);
         else slot = [f = std::move(f), previous = std::move(slot)]() mutable {
@@ -141,16 +149,16 @@ private:
     friend class websocket<Stream>;
     friend class basic_connection_ref<Stream>;
 
-    explicit basic_local_connection(std::shared_ptr<pump> s) noexcept : s_(std::move(s)) {}
+    explicit basic_local_connection(std::shared_ptr<transport> s) noexcept : s_(std::move(s)) {}
 
-    std::shared_ptr<pump> s_;
+    std::shared_ptr<transport> s_;
 };
 
 /// A weak reference to one connection for code on the connection's own thread (a hub's lists
 /// of subscribers): one weak pointer, no executor; basic_connection_handle is for other threads.
 template <class Stream>
 class basic_connection_ref {
-    using pump = detail::pump<Stream>;
+    using transport = detail::transport<Stream>;
 
 public:
     /// A reference to no connection.
@@ -162,9 +170,9 @@ public:
 private:
     friend class basic_local_connection<Stream>;
 
-    explicit basic_connection_ref(const std::shared_ptr<pump>& s) noexcept : w_(s) {}
+    explicit basic_connection_ref(const std::shared_ptr<transport>& s) noexcept : w_(s) {}
 
-    std::weak_ptr<pump> w_;
+    std::weak_ptr<transport> w_;
 };
 
 /// The handle of a plain-TCP connection.

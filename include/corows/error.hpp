@@ -1,12 +1,15 @@
 // Error codes and close codes shared by the protocol core and the Asio layer.
 #pragma once
 
+#include <corows/condition.hpp>
+
 #include <cstdint>
 #include <system_error>
 
 namespace corows {
 
-/// Every failure corows reports, in the `corows` error category.
+/// Every failure of the WebSocket protocol and its connection that corows reports, in the
+/// `corows` error category (compare with corows::condition for the kind of failure).
 enum class error {
     // --- frame layer (RFC 6455 §5) ---
     reserved_opcode = 1,    ///< opcode 3-7 or 11-15
@@ -58,10 +61,11 @@ enum class error {
     handshake_closed,       ///< the server closed the connection before its upgrade answer was whole
     bad_chunked_encoding,   ///< a malformed chunked body (RFC 9112 §7.1)
     tls_answer,             ///< a plain upgrade request was answered with a TLS record
-    // --- backplane (corows/redis_backplane.hpp; appended) ---
-    backplane_error,        ///< the backplane's server answered a command with an error
-    redis_auth_failed,      ///< Redis refused the credentials (or wants some and got none)
-    redis_protocol_error,   ///< Redis sent malformed, unexpected or oversized data
+    // --- Redis backplane: moved to redis_error (corows/redis_error.hpp); kept for one
+    // release with their values, and still matching condition::redis ---
+    backplane_error [[deprecated("use corows::redis_error::server_error")]],
+    redis_auth_failed [[deprecated("use corows::redis_error::auth_failed")]],
+    redis_protocol_error [[deprecated("use corows::redis_error::protocol_error")]],
     // --- client proxies (corows/protocol/proxy.hpp; appended) ---
     proxy_refused,          ///< the HTTP proxy answered CONNECT with a status other than 2xx or 407
     proxy_auth_failed,      ///< the proxy wants credentials (407, SOCKS5) or refused the ones sent

@@ -68,7 +68,9 @@ class basic_hub {
 
 public:
     /// The connection type subscribers are.
-    using connection_type = websocket<Stream>;
+    using websocket_type = websocket<Stream>;
+    /// The old name of websocket_type.
+    using connection_type [[deprecated("use websocket_type")]] = websocket_type;
     /// The hub's settings.
     using options_type = basic_hub_options<Stream>;
 
@@ -92,11 +94,11 @@ public:
 
     /// Subscribes the open connection `ws` to `topic`; on `ws`'s thread. False if it was
     /// subscribed already or is not open.
-    bool subscribe(connection_type& ws, std::string_view topic) { return core_->subscribe(ws.local(), topic); }
+    bool subscribe(websocket_type& ws, std::string_view topic) { return core_->subscribe(ws.local(), topic); }
     /// Unsubscribes `ws` from `topic`; on `ws`'s thread. False if it was not subscribed.
-    bool unsubscribe(connection_type& ws, std::string_view topic) { return core_->unsubscribe(ws.local(), topic); }
+    bool unsubscribe(websocket_type& ws, std::string_view topic) { return core_->unsubscribe(ws.local(), topic); }
     /// Unsubscribes `ws` from every topic; on `ws`'s thread. Returns how many it left.
-    std::size_t unsubscribe_all(connection_type& ws) { return core_->unsubscribe_all(ws.local()); }
+    std::size_t unsubscribe_all(websocket_type& ws) { return core_->unsubscribe_all(ws.local()); }
 
     /// Publishes `pm` on `topic` to this process's subscribers and, with a backplane, to the
     /// other processes'. Any thread.

@@ -24,7 +24,7 @@
 //     random delay between half and all of its current backoff (reconnect_min at first,
 //     doubling up to reconnect_max; back to reconnect_min once a connection stayed up for
 //     reconnect_max). A wrong password is one failure like any other: on_error hears
-//     error::redis_auth_failed and the retries slow down.
+//     redis_error::auth_failed and the retries slow down.
 // Bounds: the publish queue (publish_queue_limit), a reply (max_message_size plus 64 KiB of
 // channel and framing, and 16 array elements: over either the reply is a protocol error and
 // the connection is made again), the subscribing connection's unsent commands
@@ -43,6 +43,7 @@
 #include <corows/detail/redis_link.hpp>
 #include <corows/detail/resp.hpp>
 #include <corows/error.hpp>
+#include <corows/redis_error.hpp>
 #include <corows/protocol/utf8.hpp>
 
 #include <atomic>
@@ -253,31 +254,31 @@ private:
         // A keepalive PING on a connection with no channel (yet) is answered as outside pub/sub.
         if (r.type == REDIS_REPLY_STATUS && detail::reply_text(r) == "PONG") return {};
         if (r.type != REDIS_REPLY_ARRAY || r.elements < 2 || !is_string(*r.element[0]))
-            return make(error::redis_protocol_error);
+            return make(redis_error::protocol_error);
         std::string_view what = detail::reply_text(*r.element[0]);
         if (what == "message") {
             if (r.elements != 3 || !is_string(*r.element[1]) || !is_string(*r.element[2]))
-                return make(error::redis_protocol_error);
+                return make(redis_error::protocol_error);
             deliver(detail::reply_text(*r.element[1]), detail::reply_text(*r.element[2]));
             return {};
         }
         if (what == "subscribe" || what == "unsubscribe") {
-            if (confirmed_ >= sent_channels_) return make(error::redis_protocol_error); // unasked
+            if (confirmed_ >= sent_channels_) return make(redis_error::protocol_error); // unasked
             ++confirmed_;
             check_subscribed();
             return {};
         }
         if (what == "pong") return {};
-        return make(error::redis_protocol_error);
+        return make(redis_error::protocol_error);
     }
 
     error_code on_publisher_reply(const redisReply& r) {
-        if (!publisher_.take_reply()) return make(error::redis_protocol_error); // unasked
+        if (!publisher_.take_reply()) return make(redis_error::protocol_error); // unasked
         if (r.type == REDIS_REPLY_INTEGER) return {};
         if (r.type == REDIS_REPLY_STATUS && detail::reply_text(r) == "PONG") return {}; // keepalive
-        if (r.type != REDIS_REPLY_ERROR) return make(error::redis_protocol_error);
+        if (r.type != REDIS_REPLY_ERROR) return make(redis_error::protocol_error);
         error_code ec = detail::error_reply_code(r);
-        if (ec == make(error::redis_auth_failed)) return ec; // every publish would fail: start over
+        if (ec == make(redis_error::auth_failed)) return ec; // every publish would fail: start over
         report(ec);
         return {};
     }
@@ -421,6 +422,7 @@ private:
     void release(std::size_t n) noexcept { queued_.fetch_sub(n, std::memory_order_relaxed); }
 
     static error_code make(error e) { return error_code(make_error_code(e)); }
+    static error_code make(redis_error e) { return error_code(make_error_code(e)); }
 
     static bool is_string(const redisReply& r) noexcept { return r.type == REDIS_REPLY_STRING; }
 

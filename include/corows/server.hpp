@@ -61,7 +61,7 @@ struct server_options {
     /// directly. A Unix server has no addresses: no limit.
     std::size_t max_connections_per_address = 0;
     /// Connections in their opening handshake at once: from accept until the WebSocket opens
-    /// or the request is refused; with run_raw(), until the handler accepts, refuses, answers
+    /// or the request is refused; with run_http(), until the handler accepts, refuses, answers
     /// with write_response(), or returns. Accepting never pauses: a new connection beyond it
     /// sheds (aborts) the handshake of its thread that has waited longest, if that one is at
     /// least a second old (else the newcomer counts beyond the limit, so that a burst of
@@ -80,7 +80,7 @@ struct server_options {
     /// thread, before the 101; its answer can give the connection its own settings,
     /// subprotocol and response fields, or refuse it with an HTTP status. Unset: every valid
     /// request is accepted with `connection`. An exception from it refuses the request with
-    /// 500 and goes to on_error. (run_raw()'s handler decides with accept(req, decision).)
+    /// 500 and goes to on_error. (run_http()'s handler decides with accept(req, decision).)
     upgrade_decider on_upgrade{};
 };
 
@@ -117,10 +117,12 @@ struct drain_options {
 template <class Stream>
 class basic_server {
 public:
-    /// The connection type handlers receive.
-    using connection_type = websocket<Stream>;
+    /// The websocket handlers receive (one per connection).
+    using websocket_type = websocket<Stream>;
+    /// The old name of websocket_type.
+    using connection_type [[deprecated("use websocket_type")]] = websocket_type;
     /// A coroutine run once per connection; the connection ends when it returns.
-    using handler_type = std::function<asio::awaitable<void>(connection_type&)>;
+    using handler_type = std::function<asio::awaitable<void>(websocket_type&)>;
     /// The transport: asio::ip::tcp, or asio::local::stream_protocol under a Unix server.
     using protocol_type = typename Stream::lowest_layer_type::protocol_type;
     /// An accepted socket, before stream_factory makes a Stream of it.
@@ -204,13 +206,15 @@ public:
     /// As run(), but `handler` gets each connection before its handshake, to route or serve
     /// plain HTTP itself: read_request(), then accept(req) or refuse(...) or write through
     /// next_layer(). TLS, when Stream has it, is already established.
-    void run_raw(handler_type handler) { run_with(std::move(handler), true); }
+    void run_http(handler_type handler) { run_with(std::move(handler), true); }
+    /// The old name of run_http().
+    [[deprecated("use run_http")]] void run_raw(handler_type handler) { run_http(std::move(handler)); }
 
     /// As run(), but each open connection is served by `handlers` instead of a coroutine (see
     /// corows::run_events): an idle connection then holds no coroutine frame.
     void run_events(event_handlers handlers) {
         if (!handlers.on_error)
-            handlers.on_error = [this](connection_type&, std::exception_ptr e) {
+            handlers.on_error = [this](websocket_type&, std::exception_ptr e) {
                 if (!is_closed_error(e)) report(e);
             };
         events_ = std::make_shared<const event_handlers>(std::move(handlers));
@@ -257,7 +261,7 @@ public:
 
 private:
     using acceptor_type = typename protocol_type::acceptor;
-    struct connection;
+    struct session;
 
     // Everything one thread owns. Member order matters: acceptors and timers are declared
     // after the io_context they use (so destroyed before it), and the registry before it, so
@@ -266,9 +270,9 @@ private:
         // Connections of this thread, from accept to handler end: a list through the
         // connections themselves, so registering one allocates nothing. Those holding a
         // handshake slot come first, oldest first, up to held_last: shedding takes `first`.
-        connection* first = nullptr;
-        connection* last = nullptr;
-        connection* held_last = nullptr;
+        session* first = nullptr;
+        session* last = nullptr;
+        session* held_last = nullptr;
         std::size_t live = 0;
         std::atomic<std::size_t> holding{0}; // slots held here, read by other threads' shedding
         asio::io_context ctx{1};
@@ -276,7 +280,7 @@ private:
         detail::close_at_deadline deadline{ctx.get_executor()}; // a drain's end: cut the rest
         asio::steady_timer tick{ctx}; // a drain's notice, then its window's ticks
         std::minstd_rand jitter{detail::jitter_seed()};
-        detail::drain_schedule<std::weak_ptr<connection>> closing; // open connections at the stop
+        detail::drain_schedule<std::weak_ptr<session>> closing; // open connections at the stop
         std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
         int accepting = 0;     // accept loops running on this thread
         bool stopping = false; // stop has reached this thread
@@ -297,10 +301,11 @@ private:
         }
     };
 
-    // One connection; it stays registered with its thread, and counted by the admission,
-    // while anyone holds it. It is made holding the handshake slot its serve() took.
-    struct connection : std::enable_shared_from_this<connection> {
-        connection(Stream s, std::shared_ptr<const options> o, worker& w, detail::admission& a, std::string addr)
+    // The server's record of one connection (its websocket, its thread, its admission slot);
+    // it stays registered with its thread, and counted by the admission, while anyone holds
+    // it. It is made holding the handshake slot its serve() took.
+    struct session : std::enable_shared_from_this<session> {
+        session(Stream s, std::shared_ptr<const options> o, worker& w, detail::admission& a, std::string addr)
             : ws(std::move(s), std::move(o)), owner(&w), admitted(&a),
               address(addr.empty() ? nullptr : std::make_unique<const std::string>(std::move(addr))) {
             link_after(w.held_last);
@@ -309,9 +314,9 @@ private:
             owner->holding.fetch_add(1, std::memory_order_relaxed);
             ++w.live;
         }
-        connection(const connection&) = delete;
-        connection& operator=(const connection&) = delete;
-        ~connection() {
+        session(const session&) = delete;
+        session& operator=(const session&) = delete;
+        ~session() {
             if (leave_slot()) admitted->end_handshake();
             admitted->release(address ? *address : std::string());
             unlink();
@@ -331,16 +336,16 @@ private:
             return true;
         }
 
-        connection_type ws;
+        websocket_type ws;
         worker* owner;
-        connection* prev = nullptr;
-        connection* next = nullptr;
+        session* prev = nullptr;
+        session* next = nullptr;
         detail::admission* admitted;
         std::unique_ptr<const std::string> address; // the admission's key; none without a per-address limit
         bool holds_slot = false;
 
     private:
-        void link_after(connection* after) noexcept {
+        void link_after(session* after) noexcept {
             prev = after;
             next = after ? after->next : owner->first;
             (prev ? prev->next : owner->first) = this;
@@ -470,7 +475,7 @@ private:
 
     // True if `c`'s slot may go to a newer connection: its handshake is over (a raw handler
     // answered), or has run for shed_age, or the handshakes in progress reached the hard cap.
-    bool sheddable(const connection& c, clock_type::time_point now) const noexcept {
+    bool sheddable(const session& c, clock_type::time_point now) const noexcept {
         const auto deadline = c.ws.handshake_deadline();
         if (deadline == clock_type::time_point::max()) return true;
         if (admission_->handshaking() >= 2 * admission_->limits().handshakes) return true;
@@ -479,7 +484,7 @@ private:
 
     // On `w`'s thread, for a connection about to be made there: counts its handshake. With
     // every slot taken, the oldest handshake of this thread hands over its slot and is
-    // aborted (unless it ended meanwhile: a run_raw() handler that answered, say), once it is
+    // aborted (unless it ended meanwhile: a run_http() handler that answered, say), once it is
     // sheddable(); a younger one keeps its slot and the newcomer counts beyond the limit.
     // Squatters are accepted first and so shed first, while an honest handshake, done in a
     // round trip, is shed only if it is still waiting for its request after shed_age and
@@ -519,7 +524,7 @@ private:
     }
 
     // On `c`'s thread: its handshake ended; the slot goes back to the count.
-    void release_slot(connection& c) noexcept {
+    void release_slot(session& c) noexcept {
         if (c.leave_slot()) admission_->end_handshake();
     }
 
@@ -549,7 +554,7 @@ private:
         // The connection holds its handshake slot until its handshake ends (release_slot), it
         // is shed, or it is destroyed.
         take_slot(w);
-        auto c = std::make_shared<connection>(make_stream_(std::move(sock)), connection_opts_, w, *admission_,
+        auto c = std::make_shared<session>(make_stream_(std::move(sock)), connection_opts_, w, *admission_,
                                               std::move(address));
         // One deadline from accept for the TLS handshake, the upgrade, and a raw handler's
         // decision: the connection's own timer enforces it in every phase.
@@ -562,8 +567,7 @@ private:
             if (ec || w.stopping) co_return;
         }
         if (!raw_) {
-            error_code ec;
-            co_await c->ws.accept(decide_, ec);
+            auto [ec] = co_await c->ws.accept(decide_, use_tuple);
             if (ec) co_return; // refused: the client got its HTTP answer
             // The accept decision has read what it needed of the TLS connection; OpenSSL's
             // own state is not needed for the records after it. A raw handler, which routes
@@ -574,7 +578,7 @@ private:
         if (events_) {
             // The driver holds the connection (through its websocket) until on_close returns.
             auto& ws = c->ws;
-            corows::run_events(std::shared_ptr<connection_type>(std::move(c), &ws), events_);
+            corows::run_events(std::shared_ptr<websocket_type>(std::move(c), &ws), events_);
             co_return;
         }
         // The handler runs as a coroutine of its own, not inside this one: this frame and the
@@ -588,7 +592,7 @@ private:
     }
 
     // A handler that returns or throws is done with its connection: close it properly.
-    void handler_done(std::shared_ptr<connection> c, std::exception_ptr failure) {
+    void handler_done(std::shared_ptr<session> c, std::exception_ptr failure) {
         release_slot(*c); // a raw handler that returned without accepting
         if (failure && !is_closed_error(failure)) report(failure);
         if (!c->ws.is_open()) return;
@@ -597,18 +601,17 @@ private:
         asio::co_spawn(ctx, close_connection(std::move(c), static_cast<std::uint16_t>(code), {}), asio::detached);
     }
 
-    static asio::awaitable<void> close_connection(std::shared_ptr<connection> c, std::uint16_t code,
+    static asio::awaitable<void> close_connection(std::shared_ptr<session> c, std::uint16_t code,
                                                   std::string reason) {
-        error_code ignored;
-        co_await c->ws.close(code, reason, ignored);
+        co_await c->ws.close(code, reason, use_tuple); // how it ends is the connection's business
     }
 
     // The live connections of `w`, held so that acting on one cannot end another's life
     // under the loop.
-    static std::vector<std::shared_ptr<connection>> snapshot(worker& w) {
-        std::vector<std::shared_ptr<connection>> held;
+    static std::vector<std::shared_ptr<session>> snapshot(worker& w) {
+        std::vector<std::shared_ptr<session>> held;
         held.reserve(w.live);
-        for (connection* c = w.first; c; c = c->next)
+        for (session* c = w.first; c; c = c->next)
             if (auto p = c->weak_from_this().lock()) held.push_back(std::move(p));
         return held;
     }
@@ -641,8 +644,8 @@ private:
             a.close(ignored);
         }
         // Open connections get a close handshake, in turn over the window; ones still in
-        // their opening handshake (or serving plain HTTP in run_raw) are cut.
-        std::vector<std::weak_ptr<connection>> open;
+        // their opening handshake (or serving plain HTTP in run_http) are cut.
+        std::vector<std::weak_ptr<session>> open;
         for (auto& c : snapshot(w)) {
             if (c->ws.is_open()) open.push_back(c);
             else c->ws.abort();

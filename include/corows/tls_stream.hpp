@@ -65,7 +65,7 @@ public:
     /// connection whose OpenSSL has work under way (a KeyUpdate to send, a post-handshake
     /// message) or writes padded or short records. basic_server asks
     /// this of every connection once its WebSocket handshake is done, unless keep_openssl()
-    /// was called; a run_raw() handler calls it itself when it is done with native_handle().
+    /// was called; a run_http() handler calls it itself when it is done with native_handle().
     void release_openssl() noexcept {
         release_wanted_ = !kept_;
         if (release_wanted_ && engine_->detach_openssl()) release_wanted_ = false;
@@ -166,7 +166,7 @@ public:
         return total;
     }
 
-    /// For the code about to close the socket (corows' pump does, before every close): sends
+    /// For the code about to close the socket (corows' transport does, before every close): sends
     /// what TLS owes the peer, the fatal alert of a failure or else close_notify on an
     /// established connection (RFC 8446 §6.1), as far as the socket takes it at once, and
     /// drops what the peer sent meanwhile so that the close is a FIN, not a reset. Never

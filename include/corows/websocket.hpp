@@ -1,12 +1,12 @@
 // corows::websocket<Stream>: the awaitable WebSocket connection, both roles, over any Asio
 // stream. This header declares the API; the operations are in impl/ (one per file), the I/O
-// they share in detail/pump.hpp, and every protocol rule in protocol/connection.hpp.
+// they share in detail/transport.hpp, and every protocol rule in protocol/connection.hpp.
 #pragma once
 
 #include <corows/asio.hpp>
 #include <corows/close_info.hpp>
 #include <corows/detail/initiate.hpp>
-#include <corows/detail/pump.hpp>
+#include <corows/detail/transport.hpp>
 #include <corows/error.hpp>
 #include <corows/message.hpp>
 #include <corows/options.hpp>
@@ -193,7 +193,7 @@ void run_events(std::shared_ptr<websocket<Stream>> ws,
 /// or a strand as the stream's executor).
 template <class Stream>
 class websocket {
-    using pump = detail::pump<Stream>;
+    using transport = detail::transport<Stream>;
 
 public:
     using executor_type = typename Stream::executor_type;
@@ -203,7 +203,7 @@ public:
         : websocket(std::move(stream), std::make_shared<const options>(opts)) {}
     /// Wraps a connected stream with settings shared with other connections (a server's).
     websocket(Stream stream, std::shared_ptr<const options> opts)
-        : s_(std::make_shared<pump>(std::move(stream), std::move(opts))) {}
+        : s_(std::make_shared<transport>(std::move(stream), std::move(opts))) {}
 
     /// An empty websocket, only to be assigned to (a result slot, as co_spawn's handler needs).
     websocket() noexcept = default;
@@ -268,9 +268,10 @@ public:
 
     // Every operation that completes later takes a completion token last: by default
     // asio::use_awaitable (`co_await ws.read_message(m)`), or any other Asio token
-    // (use_future, a callback, deferred, as_tuple(use_awaitable), redirect_error, detached).
+    // (use_future, a callback, deferred, corows::use_tuple, redirect_error, detached).
     // The awaitable throws system_error on failure; other tokens complete with
-    // (error_code[, value]) instead. Buffers and strings passed as spans or views must
+    // (error_code[, value]) instead. The overloads that take an `error_code&` are the old
+    // style, deprecated: use corows::use_tuple. Buffers and strings passed as spans or views must
     // stay valid until the operation completes; everything else is copied into it.
 
     // ---------------------------------------------------------------- server handshake (impl/accept.hpp)
@@ -279,6 +280,7 @@ public:
     template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
     auto accept(Token&& token = {});
     /// Server: as accept(), reporting failure in `ec` (the refusal has been sent).
+    [[deprecated("use the token form with corows::use_tuple (as_tuple(use_awaitable))")]]
     asio::awaitable<void> accept(error_code& ec);
     /// Server: reads the upgrade request, refuses an invalid one with the RFC's status, and
     /// answers a valid one as `decide` says (an exception from it: 500, then rethrown).
@@ -286,6 +288,7 @@ public:
     auto accept(upgrade_decider decide, Token&& token = {});
     /// Server: as accept(decide), reporting failure in `ec` (error::handshake_failed when
     /// `decide` refused).
+    [[deprecated("use the token form with corows::use_tuple (as_tuple(use_awaitable))")]]
     asio::awaitable<void> accept(const upgrade_decider& decide, error_code& ec);
     /// Server: reads one HTTP request head (for a custom server that routes, authenticates,
     /// or serves plain HTTP on the same port). Bytes after the head stay buffered (see
@@ -293,6 +296,7 @@ public:
     template <COROWS_TOKEN_FOR(void(error_code, http_request)) Token = detail::default_token>
     auto read_request(Token&& token = {});
     /// Server: as read_request(), reporting failure in `ec`.
+    [[deprecated("use the token form with corows::use_tuple (as_tuple(use_awaitable))")]]
     asio::awaitable<http_request> read_request(error_code& ec);
     /// Server: validates a request the application read and accepts it, or refuses it with
     /// the RFC's status and closes.
@@ -302,8 +306,13 @@ public:
     template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
     auto accept(http_request req, Token&& token = {});
     /// Server: as accept(req, d), reporting failure in `ec`.
+    [[deprecated("use the token form with corows::use_tuple (as_tuple(use_awaitable))")]]
     asio::awaitable<void> accept(const http_request& req, const accept_decision& d, error_code& ec);
     /// Server: accepts a request already validated with validate_upgrade_request().
+    template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
+    auto accept(upgrade_request up, accept_decision d, Token&& token = {});
+    /// Server: as accept(up, d), reporting failure in `ec`.
+    [[deprecated("use the token form with corows::use_tuple (as_tuple(use_awaitable))")]]
     asio::awaitable<void> accept(const upgrade_request& up, const accept_decision& d, error_code& ec);
     /// Server: refuses the request with `status`, a plain-text `body`, and closes.
     template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
@@ -329,6 +338,7 @@ public:
     template <COROWS_TOKEN_FOR(void(error_code, std::string)) Token = detail::default_token>
     auto read_body(const http_request& req, Token&& token = {});
     /// Server: as read_body(req), reporting failure in `ec` (and returning "").
+    [[deprecated("use the token form with corows::use_tuple (as_tuple(use_awaitable))")]]
     asio::awaitable<std::string> read_body(const http_request& req, error_code& ec);
     /// Server, before any handshake: writes `res` as build_response() does (Content-Length
     /// from res.body) within handshake_timeout; the connection stays open for the next
@@ -337,6 +347,7 @@ public:
     template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
     auto write_response(const http_response& res, Token&& token = {});
     /// Server: as write_response(res), reporting failure in `ec`.
+    [[deprecated("use the token form with corows::use_tuple (as_tuple(use_awaitable))")]]
     asio::awaitable<void> write_response(const http_response& res, error_code& ec);
 
     // ---------------------------------------------------------------- client handshake (impl/handshake.hpp)
@@ -351,7 +362,8 @@ public:
     /// Client: handshake(host, "/", handshake_request()).
     template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
     auto handshake(std::string host, Token&& token = {});
-    /// Client: as handshake(), reporting failure in `ec`.
+    /// Client: as handshake(), reporting failure in `ec`. (Not deprecated yet, like the next
+    /// one: connect() and connect_unix() still use them, and are being reworked elsewhere.)
     asio::awaitable<void> handshake(std::string host, std::string target, const handshake_request& extra,
                                     error_code& ec);
     /// Client: as handshake(host, target, extra), filling `res` with the server's answer
@@ -380,6 +392,7 @@ public:
     template <COROWS_TOKEN_FOR(void(error_code, bool)) Token = detail::default_token>
     auto read_message(message& m, Token&& token = {});
     /// Reads the next message into `m`; error::closed once the connection closed.
+    [[deprecated("use the token form with corows::use_tuple (as_tuple(use_awaitable))")]]
     asio::awaitable<void> read_message(message& m, error_code& ec);
 
     // ---------------------------------------------------------------- writing (impl/write.hpp)
@@ -391,12 +404,14 @@ public:
     auto write_message(std::span<const std::uint8_t> payload, message_kind kind, bool compress = true,
                        Token&& token = {});
     /// As write_message(payload, kind, compress), reporting failure in `ec`.
+    [[deprecated("use the token form with corows::use_tuple (as_tuple(use_awaitable))")]]
     asio::awaitable<void> write_message(std::span<const std::uint8_t> payload, message_kind kind,
                                         bool compress, error_code& ec);
     /// Writes `m` with its own kind (an echo).
     template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
     auto write_message(const message& m, Token&& token = {});
     /// Writes `m` with its own kind, reporting failure in `ec`.
+    [[deprecated("use the token form with corows::use_tuple (as_tuple(use_awaitable))")]]
     asio::awaitable<void> write_message(const message& m, error_code& ec);
     /// Writes a text message (`text` must be UTF-8).
     template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
@@ -419,6 +434,8 @@ public:
     bool send(const message& m) { return send(m.data(), m.kind()); }
     /// Queues a text message (`text` must be UTF-8), like send(payload, kind).
     bool send_text(std::string_view text) { return send(as_bytes(text), message_kind::text); }
+    /// Queues a binary message, like send(payload, kind).
+    bool send_binary(std::span<const std::uint8_t> data) { return send(data, message_kind::binary); }
     /// Queues a prepared message like send(), waiting for room (like write_message) instead
     /// of failing when the queue is full.
     template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
@@ -428,6 +445,7 @@ public:
     template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
     auto ping(std::span<const std::uint8_t> payload = {}, Token&& token = {});
     /// As ping(payload), reporting failure in `ec`.
+    [[deprecated("use the token form with corows::use_tuple (as_tuple(use_awaitable))")]]
     asio::awaitable<void> ping(std::span<const std::uint8_t> payload, error_code& ec);
     /// Sends an unsolicited pong with up to 125 bytes of payload.
     template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
@@ -437,6 +455,7 @@ public:
     template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
     auto flush(Token&& token = {});
     /// As flush(), reporting failure in `ec`.
+    [[deprecated("use the token form with corows::use_tuple (as_tuple(use_awaitable))")]]
     asio::awaitable<void> flush(error_code& ec);
 
     // ---------------------------------------------------------------- closing (impl/close.hpp)
@@ -446,6 +465,7 @@ public:
     template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
     auto close(std::uint16_t code = 1000, std::string_view reason = {}, Token&& token = {});
     /// As close(code, reason), reporting failure in `ec`.
+    [[deprecated("use the token form with corows::use_tuple (as_tuple(use_awaitable))")]]
     asio::awaitable<void> close(std::uint16_t code, std::string_view reason, error_code& ec);
     /// Starts the close handshake without waiting: queues the close frame (once) and arms the
     /// close timeout. The connection's reader (read_message(), or event mode) finishes it
@@ -479,12 +499,12 @@ private:
 
     void let_go() noexcept;
 
-    typename pump::callbacks& callbacks() {
-        if (!s_->cb) s_->cb = std::make_unique<typename pump::callbacks>();
+    typename transport::callbacks& callbacks() {
+        if (!s_->cb) s_->cb = std::make_unique<typename transport::callbacks>();
         return *s_->cb;
     }
 
-    std::shared_ptr<pump> s_;
+    std::shared_ptr<transport> s_;
 };
 
 } // namespace corows

@@ -1,3 +1,4 @@
+#include <corows/condition.hpp>
 #include <corows/detail/ascii.hpp>
 #include <corows/detail/base64.hpp>
 #include <corows/protocol/proxy.hpp>
@@ -26,6 +27,12 @@ public:
         case proxy_url_error::path: return "proxy URL may not have a path, query or fragment";
         }
         return "unknown proxy URL error";
+    }
+
+    // Every code of this category is one kind of failure.
+    bool equivalent(int code, const std::error_condition& cond) const noexcept override {
+        if (cond.category() == condition_category()) return code != 0 && detail::is_condition(cond, condition::bad_url);
+        return std::error_category::equivalent(code, cond);
     }
 };
 

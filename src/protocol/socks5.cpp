@@ -1,4 +1,5 @@
 // The SOCKS5 half of corows/protocol/proxy.hpp: RFC 1928 messages, RFC 1929 authentication.
+#include <corows/condition.hpp>
 #include <corows/protocol/proxy.hpp>
 
 #include <algorithm>
@@ -27,6 +28,12 @@ public:
         case 8: return "SOCKS5 proxy: address type not supported";
         default: return "SOCKS5 proxy: unassigned reply code " + std::to_string(ev);
         }
+    }
+
+    // Every code of this category is one kind of failure.
+    bool equivalent(int code, const std::error_condition& cond) const noexcept override {
+        if (cond.category() == condition_category()) return code != 0 && detail::is_condition(cond, condition::proxy);
+        return std::error_category::equivalent(code, cond);
     }
 };
 

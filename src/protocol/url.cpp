@@ -1,3 +1,4 @@
+#include <corows/condition.hpp>
 #include <corows/detail/ascii.hpp>
 #include <corows/protocol/url.hpp>
 
@@ -31,6 +32,12 @@ public:
             return "ws+unix: URL has no socket path, has a host, or its path exceeds 107 bytes";
         }
         return "unknown URL error";
+    }
+
+    // Every code of this category is one kind of failure.
+    bool equivalent(int code, const std::error_condition& cond) const noexcept override {
+        if (cond.category() == condition_category()) return code != 0 && detail::is_condition(cond, condition::bad_url);
+        return std::error_category::equivalent(code, cond);
     }
 };
 

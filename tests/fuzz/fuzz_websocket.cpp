@@ -139,8 +139,7 @@ asio::awaitable<void> push(ws_type& ws, const plan& p, record& rec) {
         co_await asio::post(ws.get_executor(), asio::use_awaitable);
         std::vector<std::uint8_t> data(p.push_size);
         for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::uint8_t>(k * 31 + i);
-        std::error_code ec;
-        co_await ws.write_message(data, corows::message_kind::binary, p.push_compress, ec);
+        auto [ec] = co_await ws.write_message(data, corows::message_kind::binary, p.push_compress, corows::use_tuple);
         if (ec) break;
         rec.pushes.push_back(echoed{corows::message_kind::binary, std::move(data)});
     }
@@ -148,7 +147,7 @@ asio::awaitable<void> push(ws_type& ws, const plan& p, record& rec) {
 
 asio::awaitable<void> serve(ws_type& ws, const plan& p, record& rec) {
     std::error_code ec;
-    co_await ws.accept(ec);
+    std::tie(ec) = co_await ws.accept(corows::use_tuple);
     if (ec) co_return;
     rec.accepted = true;
     rec.deflate = ws.deflate();
@@ -158,21 +157,22 @@ asio::awaitable<void> serve(ws_type& ws, const plan& p, record& rec) {
     });
     corows::message m;
     for (;;) {
-        co_await ws.read_message(m, ec);
-        if (ec) {
+        bool more = false;
+        std::tie(ec, more) = co_await ws.read_message(m, corows::use_tuple);
+        if (ec || !more) {
             rec.read_failed = true;
             break;
         }
-        co_await ws.write_message(m, ec);
+        std::tie(ec) = co_await ws.write_message(m, corows::use_tuple);
         if (ec) break;
         rec.echoes.push_back(echoed{m.kind(), std::vector<std::uint8_t>(m.data().begin(), m.data().end())});
         if (p.ping) {
             const std::span<const std::uint8_t> tag = rec.echoes.back().data;
-            co_await ws.ping(tag.first(std::min<std::size_t>(tag.size(), 125)), ec);
+            std::tie(ec) = co_await ws.ping(tag.first(std::min<std::size_t>(tag.size(), 125)), corows::use_tuple);
             if (ec) break;
         }
         if (rec.echoes.size() == p.close_after) {
-            co_await ws.close(1000, "bye", ec);
+            std::tie(ec) = co_await ws.close(1000, "bye", corows::use_tuple);
             break;
         }
     }

@@ -28,7 +28,7 @@ void close_exchange(const bytes& frames, std::uint16_t expected, corows::error_c
             co_await ws.accept();
             message m;
             corows::error_code ec;
-            co_await ws.read_message(m, ec);
+            ec = co_await corows::test::read_or_closed(ws, m);
             BOOST_TEST(ec == expected_ec);
             BOOST_TEST(!ws.is_open());
             if (seen) *seen = server_view{ec, ws.close_code(), std::string(ws.close_reason())};
@@ -144,7 +144,7 @@ BOOST_AUTO_TEST_CASE(local_close_refuses_unsendable_codes) {
             const std::array<std::uint16_t, 7> codes{1005, 1006, 999, 1004, 1015, 2999, 5000};
             for (std::uint16_t code : codes) {
                 corows::error_code ec;
-                co_await ws.close(code, "", ec);
+                std::tie(ec) = co_await ws.close(code, "", corows::use_tuple);
                 BOOST_TEST(ec == err(error::bad_close_code), "close(" << code << ")");
                 BOOST_TEST(ws.is_open());
             }
@@ -233,7 +233,7 @@ BOOST_AUTO_TEST_CASE(peer_that_never_answers_close_times_out) {
             co_await ws.accept();
             auto t0 = std::chrono::steady_clock::now();
             corows::error_code ec;
-            co_await ws.close(1000, "bye", ec);
+            std::tie(ec) = co_await ws.close(1000, "bye", corows::use_tuple);
             took = ms_since(t0);
             BOOST_TEST(!ec, ec.message());
             BOOST_TEST(!ws.is_open());
@@ -260,7 +260,7 @@ BOOST_AUTO_TEST_CASE(client_gives_up_on_a_silent_server) {
             co_await ws.handshake(l.host());
             auto t0 = std::chrono::steady_clock::now();
             corows::error_code ec;
-            co_await ws.close(1000, "", ec);
+            std::tie(ec) = co_await ws.close(1000, "", corows::use_tuple);
             took = ms_since(t0);
             BOOST_TEST(!ec, ec.message());
             BOOST_TEST(!ws.is_open());
@@ -315,7 +315,7 @@ BOOST_AUTO_TEST_CASE(data_after_peer_close_is_ignored) {
             auto again = co_await ws.read_message();
             BOOST_TEST(!again.has_value());
             corows::error_code ec;
-            co_await ws.write_message(corows::as_bytes("too late"), corows::message_kind::text, false, ec);
+            std::tie(ec) = co_await ws.write_message(corows::as_bytes("too late"), corows::message_kind::text, false, corows::use_tuple);
             BOOST_TEST(ec == err(error::closed));
         },
         [&](raw_peer& p, loop& l) -> asio::awaitable<void> {
@@ -334,7 +334,7 @@ BOOST_AUTO_TEST_CASE(data_after_our_close_is_discarded) {
         [&](tcp_ws& ws) -> asio::awaitable<void> {
             co_await ws.accept();
             corows::error_code ec;
-            co_await ws.close(1000, "", ec);
+            std::tie(ec) = co_await ws.close(1000, "", corows::use_tuple);
             BOOST_TEST(!ec, ec.message());
             BOOST_TEST(ws.close_code() == 1000);
             auto m = co_await ws.read_message();
@@ -433,7 +433,7 @@ BOOST_AUTO_TEST_CASE(close_to_a_peer_that_reads_nothing) {
             auto writer = [&]() -> asio::awaitable<void> {
                 bytes chunk(16 * 1024, 1);
                 for (;;) {
-                    co_await ws.write_message(chunk, corows::message_kind::binary, false, write_ec);
+                    std::tie(write_ec) = co_await ws.write_message(chunk, corows::message_kind::binary, false, corows::use_tuple);
                     if (write_ec) break;
                 }
             };
@@ -441,7 +441,7 @@ BOOST_AUTO_TEST_CASE(close_to_a_peer_that_reads_nothing) {
                 co_await sleep(milliseconds(200));
                 auto t0 = std::chrono::steady_clock::now();
                 corows::error_code ec;
-                co_await ws.close(1000, "", ec);
+                std::tie(ec) = co_await ws.close(1000, "", corows::use_tuple);
                 took = ms_since(t0);
                 BOOST_TEST(!ws.is_open());
                 BOOST_TEST(ws.close_code() == 1006);
@@ -457,6 +457,34 @@ BOOST_AUTO_TEST_CASE(close_to_a_peer_that_reads_nothing) {
     BOOST_TEST(took >= 250);
     BOOST_TEST(took < 1500);
     BOOST_TEST((write_ec == err(error::closed) || write_ec == err(error::timeout)), write_ec.message());
+}
+
+// close_code() is the peer's code only: after we fail the connection with 1009, nothing more is
+// read, so it stays 0 and closed_why() tells our code.
+BOOST_AUTO_TEST_CASE(close_code_stays_0_after_our_1009) {
+    options o;
+    o.max_message_size = 16;
+    run_raw_client(o,
+        [&](tcp_ws& ws) -> asio::awaitable<void> {
+            co_await ws.accept();
+            message m;
+            auto [ec, more] = co_await ws.read_message(m, corows::use_tuple);
+            BOOST_TEST(ec == error::message_too_big);
+            BOOST_TEST((ec == corows::condition::too_big));
+            BOOST_TEST(!more);
+            BOOST_TEST(ws.close_code() == 0);
+            corows::close_info why = ws.closed_why();
+            BOOST_TEST(why.code == 1009);
+            BOOST_TEST(!why.remote);
+        },
+        [&](raw_peer& p, loop& l) -> asio::awaitable<void> {
+            co_await p.upgrade(l.host(), "");
+            co_await p.send(client_frame(0x1, std::string(17, 'x')));
+            close_info c = co_await expect_close(p);
+            BOOST_TEST(c.code == 1009);
+            bool eof = co_await expect_eof(p);
+            BOOST_TEST(eof, "server did not close TCP");
+        });
 }
 
 BOOST_AUTO_TEST_CASE(dropped_transport_reports_1006) {

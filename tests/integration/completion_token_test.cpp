@@ -9,10 +9,12 @@
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
+#include <cstring>
 #include <future>
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 using namespace corows::test;
 using namespace std::chrono_literals;
@@ -261,6 +263,90 @@ BOOST_AUTO_TEST_CASE(refuse_takes_a_token) {
         BOOST_TEST(ec == corows::error::bad_status);
     });
     BOOST_TEST(l.run(30s));
+}
+
+// The operations that take a token but were tested only awaited: each with deferred and a
+// callback (as_tuple and use_awaitable are in the cases above and in websocket_test).
+BOOST_AUTO_TEST_CASE(the_remaining_operations_take_deferred_and_callbacks) {
+    loop l;
+    l.spawn("server", [&]() -> asio::awaitable<void> {
+        tcp_ws ws = co_await l.accept_ws(corows::options());
+        corows::http_request req = co_await ws.read_request();
+        corows::upgrade_request up;
+        BOOST_REQUIRE(!corows::validate_upgrade_request(req, up));
+        auto [aec] = co_await ws.accept(std::move(up), corows::accept_decision(), corows::use_tuple);
+        BOOST_TEST(!aec);
+        const std::vector<std::uint8_t> bytes{0x00, 0xff};
+        auto binary = ws.write_binary(bytes, tokens::deferred);
+        BOOST_TEST(ws.queued_bytes() == 0u);
+        co_await std::move(binary)(asio::use_awaitable);
+        auto prepared = ws.write_prepared(
+            corows::prepared_message::make(corows::as_bytes("prepared"), corows::message_kind::text), tokens::deferred);
+        co_await std::move(prepared)(asio::use_awaitable);
+        corows::error_code text_ec = corows::error::timeout, pong_ec = corows::error::timeout;
+        ws.write_text("text", [&](corows::error_code ec) { text_ec = ec; });
+        ws.pong(corows::as_bytes("unasked"), [&](corows::error_code ec) { pong_ec = ec; });
+        // The callbacks' operations run as coroutines of their own, after this one yields.
+        while (text_ec == corows::error::timeout || pong_ec == corows::error::timeout)
+            co_await asio::post(ws.get_executor(), asio::use_awaitable);
+        BOOST_TEST(!text_ec);
+        BOOST_TEST(!pong_ec);
+        corows::error_code prepared_ec = corows::error::timeout;
+        ws.write_prepared(corows::prepared_message::make(corows::as_bytes("last"), corows::message_kind::text),
+                          [&](corows::error_code ec) { prepared_ec = ec; });
+        while (prepared_ec == corows::error::timeout) co_await asio::post(ws.get_executor(), asio::use_awaitable);
+        BOOST_TEST(!prepared_ec);
+        co_await ws.pong({}, tokens::deferred)(asio::use_awaitable);
+        auto [bec] = co_await ws.write_binary(bytes, corows::use_tuple);
+        BOOST_TEST(!bec);
+        corows::message m;
+        while (co_await ws.read_message(m)) {
+        }
+    });
+    l.spawn("client", [&]() -> asio::awaitable<void> {
+        tcp_ws ws = co_await l.connect_ws(corows::options());
+        co_await ws.handshake(l.host(), "/");
+        std::string pongs;
+        ws.on_pong([&](std::span<const std::uint8_t> p) { pongs += std::string(p.begin(), p.end()) + ";"; });
+        for (const char* want : {"\x00\xff", "prepared", "text", "last", "\x00\xff"}) {
+            auto m = co_await ws.read_message();
+            BOOST_REQUIRE(m.has_value());
+            BOOST_TEST(m->size() == (want[0] ? std::strlen(want) : 2u));
+            if (want[0]) BOOST_TEST(m->text() == want);
+            else BOOST_TEST((m->kind() == corows::message_kind::binary));
+        }
+        BOOST_TEST(pongs == "unasked;;");
+        co_await ws.close();
+    });
+    BOOST_TEST(l.run(30s));
+}
+
+BOOST_AUTO_TEST_CASE(refuse_takes_deferred_and_a_callback) {
+    for (bool callback : {false, true}) {
+        loop l;
+        l.spawn("server", [&]() -> asio::awaitable<void> {
+            tcp_ws ws = co_await l.accept_ws(corows::options());
+            auto req = co_await ws.read_request();
+            (void)req;
+            if (callback) {
+                corows::error_code done = corows::error::timeout;
+                ws.refuse(403, "no", {}, [&](corows::error_code ec) { done = ec; });
+                while (done == corows::error::timeout) co_await asio::post(ws.get_executor(), asio::use_awaitable);
+                BOOST_TEST(!done);
+            } else {
+                co_await ws.refuse(404, "none", {}, tokens::deferred)(asio::use_awaitable);
+            }
+        });
+        l.spawn("client", [&]() -> asio::awaitable<void> {
+            tcp_ws ws = co_await l.connect_ws(corows::options());
+            corows::http_response res;
+            auto [ec] = co_await ws.handshake(l.host(), "/", corows::handshake_request(), res, corows::use_tuple);
+            BOOST_TEST(ec == corows::error::bad_status);
+            BOOST_TEST((ec == corows::condition::handshake_refused));
+            BOOST_TEST(res.status == (callback ? 403u : 404u));
+        });
+        BOOST_TEST(l.run(30s));
+    }
 }
 
 #if defined(COROWS_HAS_TLS)

@@ -27,9 +27,11 @@ using raw_ws = corows::websocket<asio::ip::tcp::socket>;
 asio::awaitable<void> echo_bodies(raw_ws& ws, std::atomic<int>& requests) {
     for (;;) {
         corows::error_code ec;
-        http_request req = co_await ws.read_request(ec);
+        http_request req;
+        std::tie(ec, req) = co_await ws.read_request(corows::use_tuple);
         if (ec) co_return;
-        std::string body = co_await ws.read_body(req, ec);
+        std::string body;
+        std::tie(ec, body) = co_await ws.read_body(req, corows::use_tuple);
         if (ec) co_return;
         ++requests;
         http_response res;
@@ -70,7 +72,7 @@ BOOST_AUTO_TEST_CASE(curl_posts_three_times_on_one_keep_alive_connection) {
     corows::server srv(corows::server_options{});
     const auto port = srv.listen({asio::ip::make_address("127.0.0.1"), 0}).port();
     std::thread runner([&] {
-        srv.run_raw([&](raw_ws& ws) -> asio::awaitable<void> {
+        srv.run_http([&](raw_ws& ws) -> asio::awaitable<void> {
             ++connections;
             co_await echo_bodies(ws, requests);
         });
@@ -175,7 +177,8 @@ BOOST_AUTO_TEST_CASE(own_parser_takes_buffered_input) {
         [&](tcp_ws& ws) -> asio::awaitable<void> {
             http_request req = co_await ws.read_request();
             corows::error_code ec;
-            std::string body = co_await ws.read_body(req, ec);
+            std::string body;
+            std::tie(ec, body) = co_await ws.read_body(req, corows::use_tuple);
             BOOST_TEST((ec == error::length_required), ec.message());
             BOOST_TEST(body.empty());
             auto in = ws.buffered_input();
@@ -199,7 +202,7 @@ BOOST_AUTO_TEST_CASE(bodies_over_the_limit_are_refused_without_reading) {
         [&](tcp_ws& ws) -> asio::awaitable<void> {
             http_request req = co_await ws.read_request();
             corows::error_code ec;
-            co_await ws.read_body(req, ec);
+            std::tie(ec, std::ignore) = co_await ws.read_body(req, corows::use_tuple);
             BOOST_TEST((ec == error::body_too_large), ec.message());
             BOOST_TEST(corows::http_status_for(ec) == 413u);
             try {
@@ -245,10 +248,11 @@ BOOST_AUTO_TEST_CASE(a_body_cut_short_fails_and_closes) {
         [&](tcp_ws& ws) -> asio::awaitable<void> {
             http_request req = co_await ws.read_request();
             corows::error_code ec;
-            std::string body = co_await ws.read_body(req, ec);
+            std::string body;
+            std::tie(ec, body) = co_await ws.read_body(req, corows::use_tuple);
             BOOST_TEST((ec == asio::error::eof), ec.message());
             http_response res;
-            co_await ws.write_response(res, ec);
+            std::tie(ec) = co_await ws.write_response(res, corows::use_tuple);
             BOOST_TEST((ec == asio::error::operation_not_supported), ec.message());
         },
         [&](raw_peer& p, loop&) -> asio::awaitable<void> {
@@ -270,7 +274,7 @@ BOOST_AUTO_TEST_CASE(an_idle_keep_alive_connection_times_out) {
             co_await ws.write_response(res);
             const auto start = std::chrono::steady_clock::now();
             corows::error_code ec;
-            co_await ws.read_request(ec);
+            std::tie(ec, std::ignore) = co_await ws.read_request(corows::use_tuple);
             done.set();
             BOOST_TEST((ec == error::timeout), ec.message());
             BOOST_TEST(ms_since(start) >= 150);
@@ -290,10 +294,10 @@ BOOST_AUTO_TEST_CASE(plain_http_calls_are_refused_on_an_open_websocket) {
         [](tcp_ws& ws) -> asio::awaitable<void> {
             corows::error_code ec;
             http_response res;
-            co_await ws.write_response(res, ec);
+            std::tie(ec) = co_await ws.write_response(res, corows::use_tuple);
             BOOST_TEST((ec == asio::error::operation_not_supported), ec.message());
             http_request req;
-            co_await ws.read_body(req, ec);
+            std::tie(ec, std::ignore) = co_await ws.read_body(req, corows::use_tuple);
             BOOST_TEST((ec == asio::error::operation_not_supported), ec.message());
             ws.consume_buffered(1000);
             co_await ws.close();

@@ -148,9 +148,8 @@ void run_slow_consumer(corows::slow_consumer policy, slow_consumer_run& r) {
         corows::message m;
         bool slow = false;
         for (;;) {
-            corows::error_code e;
-            co_await ws.read_message(m, e);
-            if (e) break;
+            auto [e, more] = co_await ws.read_message(m, corows::use_tuple);
+            if (e || !more) break;
             std::string cmd(m.text());
             if (cmd == "slow") slow = true;
             else if (cmd.starts_with("join:")) {
@@ -350,7 +349,14 @@ BOOST_AUTO_TEST_CASE(a_handle_sends_from_any_thread_and_is_harmless_after_the_co
         if (!sent) throw std::runtime_error("send through the handle refused");
         auto msg = co_await ws.read_message();
         if (!msg || msg->text() != "from elsewhere") throw std::runtime_error("handle's message missing");
-        std::thread([&] { handle().close(4001, "bye"); }).join();
+        const std::vector<std::uint8_t> bytes{0x00, 0xff};
+        std::thread([&] { sent = handle().send_binary(bytes); }).join();
+        if (!sent) throw std::runtime_error("binary send through the handle refused");
+        auto bin = co_await ws.read_message();
+        if (!bin || bin->kind() != corows::message_kind::binary ||
+            std::vector<std::uint8_t>(bin->data().begin(), bin->data().end()) != bytes)
+            throw std::runtime_error("handle's binary message missing");
+        std::thread([&] { handle().start_close(4001, "bye"); }).join();
         auto end = co_await ws.read_message();
         if (end || ws.close_code() != 4001 || ws.close_reason() != "bye")
             throw std::runtime_error("handle's close not seen: " + std::to_string(ws.close_code()));
@@ -361,7 +367,13 @@ BOOST_AUTO_TEST_CASE(a_handle_sends_from_any_thread_and_is_harmless_after_the_co
     BOOST_REQUIRE(handles.size() == 1u);
     BOOST_TEST(wait_until([&] { return handles[0].expired(); }, 5s), "the handle keeps the connection alive");
     BOOST_TEST(!handles[0].send_text("too late"));
+    BOOST_TEST(!handles[0].start_close());
+    BOOST_TEST(!handles[0].send_binary({}));
+    // The deprecated name still works for one release.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
     BOOST_TEST(!handles[0].close());
+#pragma GCC diagnostic pop
     BOOST_TEST(!corows::connection_handle{}.send_text("nowhere"));
 }
 

@@ -261,7 +261,7 @@ long refused(const options& o, const std::string& extra_lines, const bytes& fram
             message m;
             corows::error_code ec;
             do {
-                co_await ws.read_message(m, ec);
+                ec = co_await corows::test::read_or_closed(ws, m);
             } while (!ec);
             BOOST_TEST(ec == expected_ec, "read failed with " << ec.message());
             BOOST_TEST(!ws.is_open());
@@ -373,7 +373,7 @@ BOOST_AUTO_TEST_CASE(frame_lengths_of_2_63_and_more_are_refused_from_the_header)
                 co_await ws.handshake(l.host());
                 message m;
                 corows::error_code ec;
-                co_await ws.read_message(m, ec);
+                ec = co_await corows::test::read_or_closed(ws, m);
                 BOOST_TEST(ec == err(len == max63 ? error::frame_too_big : error::bad_length));
             },
             [&](raw_peer& p) -> asio::awaitable<void> {
@@ -413,13 +413,13 @@ BOOST_AUTO_TEST_CASE(slowloris_silence_and_unanswered_close_are_cut_by_the_serve
         message m;
         corows::error_code ec;
         for (;;) {
-            co_await ws.read_message(m, ec);
+            ec = co_await corows::test::read_or_closed(ws, m);
             if (ec) break;
             if (m.text() == "close me") {
-                co_await ws.close(1000, "bye", ec);
+                std::tie(ec) = co_await ws.close(1000, "bye", corows::use_tuple);
                 break;
             }
-            co_await ws.write_message(m, ec);
+            std::tie(ec) = co_await ws.write_message(m, corows::use_tuple);
             if (ec) break;
         }
         if (ec == error::timeout) ++timeouts;
@@ -521,16 +521,16 @@ BOOST_AUTO_TEST_CASE(peers_vanishing_at_every_point_leave_the_server_serving) {
         message m;
         corows::error_code ec;
         for (;;) {
-            co_await ws.read_message(m, ec);
+            ec = co_await corows::test::read_or_closed(ws, m);
             if (ec) break;
             if (m.text() == "send 64 MiB") {
-                co_await ws.write_message(big, message_kind::binary, false, ec);
+                std::tie(ec) = co_await ws.write_message(big, message_kind::binary, false, corows::use_tuple);
                 if (ec) break;
-                co_await ws.flush(ec);
+                std::tie(ec) = co_await ws.flush(corows::use_tuple);
                 if (ec) break;
                 continue;
             }
-            co_await ws.write_message(m, ec);
+            std::tie(ec) = co_await ws.write_message(m, corows::use_tuple);
             if (ec) break;
         }
         {
@@ -640,12 +640,12 @@ BOOST_AUTO_TEST_CASE(servers_vanishing_fail_client_operations_with_error_codes) 
         run_raw_server(options{},
             [&](tcp_ws& ws, loop& l) -> asio::awaitable<void> {
                 co_await ws.handshake(l.host());
-                co_await ws.write_message(big, message_kind::binary, false, write_ec);
-                if (!write_ec) co_await ws.flush(flush_ec);
+                std::tie(write_ec) = co_await ws.write_message(big, message_kind::binary, false, corows::use_tuple);
+                if (!write_ec) std::tie(flush_ec) = co_await ws.flush(corows::use_tuple);
                 BOOST_TEST((write_ec || flush_ec), "the write to a vanished server succeeded");
                 // The connection is unusable now, and says so at once.
                 message m;
-                co_await ws.read_message(m, read_after);
+                read_after = co_await corows::test::read_or_closed(ws, m);
                 BOOST_TEST(static_cast<bool>(read_after));
             },
             [&](raw_peer& p) -> asio::awaitable<void> {
@@ -669,7 +669,7 @@ BOOST_AUTO_TEST_CASE(servers_vanishing_fail_client_operations_with_error_codes) 
             [&](tcp_ws& ws, loop& l) -> asio::awaitable<void> {
                 co_await ws.handshake(l.host());
                 message m;
-                co_await ws.read_message(m, read_ec);
+                read_ec = co_await corows::test::read_or_closed(ws, m);
                 code = ws.close_code();
             },
             [&](raw_peer& p) -> asio::awaitable<void> {
@@ -778,9 +778,9 @@ BOOST_AUTO_TEST_CASE(ten_thousand_connections_in_waves_return_memory_and_descrip
         message m;
         corows::error_code ec;
         for (;;) {
-            co_await ws.read_message(m, ec);
+            ec = co_await corows::test::read_or_closed(ws, m);
             if (ec) break;
-            co_await ws.write_message(m, ec);
+            std::tie(ec) = co_await ws.write_message(m, corows::use_tuple);
             if (ec) break;
         }
         --active;

@@ -7,6 +7,7 @@
 #include <corows/protocol/mask.hpp>
 #include <corows/websocket.hpp>
 
+#include "read_or_closed.hpp"
 #include "test_asio.hpp"
 
 #include <boost/test/unit_test.hpp>
@@ -462,11 +463,10 @@ inline void run_raw_server(const options& client_opts,
 /// default decision; false, and the handler should end, if either failed.
 template <class Stream>
 asio::awaitable<bool> read_and_accept(websocket<Stream>& ws) {
-    corows::error_code ec;
-    http_request req = co_await ws.read_request(ec);
+    auto [ec, req] = co_await ws.read_request(corows::use_tuple);
     if (ec) co_return false;
-    co_await ws.accept(req, accept_decision(), ec);
-    co_return !ec;
+    auto [accepted] = co_await ws.accept(req, accept_decision(), corows::use_tuple);
+    co_return !accepted;
 }
 
 /// Suspends the calling coroutine for `d`.

@@ -32,7 +32,7 @@ public:
     serving(unsigned short port, corows::server::handler_type h, bool raw = false) : srv_(corows::server_options{}) {
         port_ = srv_.listen({asio::ip::make_address("127.0.0.1"), port}).port();
         thread_ = std::thread([this, h = std::move(h), raw]() mutable {
-            if (raw) srv_.run_raw(std::move(h));
+            if (raw) srv_.run_http(std::move(h));
             else srv_.run(std::move(h));
         });
     }
@@ -68,7 +68,7 @@ asio::awaitable<void> check_echo(corows::client_websocket& ws, std::string text)
 asio::awaitable<void> read_to_end(corows::client_websocket& ws) {
     corows::message m;
     corows::error_code ec;
-    while (!ec) co_await ws.read_message(m, ec);
+    while (!ec) ec = co_await corows::test::read_or_closed(ws, m);
 }
 
 // Runs `f` on a fresh io_context on this thread for at most `limit`; it must finish without
@@ -93,7 +93,7 @@ unsigned short closed_port() {
     return a.local_endpoint().port();
 }
 
-// run_raw handler: refuses the first `refusals` upgrades with `status` and Retry-After
+// run_http handler: refuses the first `refusals` upgrades with `status` and Retry-After
 // `retry_after` (none if empty), then echoes; counts the requests in `requests`.
 corows::server::handler_type refusing(std::atomic<int>& requests, int refusals, unsigned status, std::string retry_after) {
     return [&requests, refusals, status, retry_after](tcp_ws& ws) -> asio::awaitable<void> {
@@ -210,7 +210,7 @@ BOOST_AUTO_TEST_CASE(two_hundred_clients_cut_at_once_come_back_spread_over_the_w
         // Every handler has registered before its client's hook ran (the hook's echo needs it).
         cut = true;
         std::lock_guard<std::mutex> lock(mutex);
-        for (auto& h : first_connections) h.close(1012, "service restart");
+        for (auto& h : first_connections) h.start_close(1012, "service restart");
     });
 
     corows::reconnect_options ro;

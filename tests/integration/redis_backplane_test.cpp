@@ -285,7 +285,7 @@ BOOST_AUTO_TEST_CASE(auth_works_with_the_password_and_backs_off_without_it) {
     for (auto* errors : {&wrong_errors, &missing_errors}) {
         BOOST_TEST(errors->size() >= 2u);  // both connections, at least once
         BOOST_TEST(errors->size() <= 30u); // backoff: 2 connections x about 5 attempts
-        for (const auto& ec : *errors) BOOST_TEST((ec == corows::error::redis_auth_failed), ec.message());
+        for (const auto& ec : *errors) BOOST_TEST((ec == corows::redis_error::auth_failed), ec.message());
     }
     stop_all(io, {a, b, c, d});
 }
@@ -463,7 +463,7 @@ BOOST_AUTO_TEST_CASE(a_misbehaving_server_is_reported_bounded_and_retried) {
     auto has = [&](corows::error_code want) {
         return std::any_of(errors.begin(), errors.end(), [&](const auto& ec) { return ec == want; });
     };
-    BOOST_TEST(has(corows::error_code(corows::make_error_code(corows::error::redis_protocol_error))));
+    BOOST_TEST(has(corows::error_code(corows::make_error_code(corows::redis_error::protocol_error))));
     BOOST_TEST(has(corows::error_code(corows::make_error_code(corows::error::timeout))));
     // An endless reply is cut near the bound: what the kernel buffers besides is far below.
     BOOST_TEST_MESSAGE("most bytes written to one connection: " << fake.most_bytes_on_one_connection());

@@ -39,7 +39,7 @@ struct running_server {
         : srv(std::move(o)) {
         endpoint = srv.listen({asio::ip::make_address("127.0.0.1"), 0});
         thread = std::thread([this, h = std::move(h), raw]() mutable {
-            if (raw) srv.run_raw(std::move(h));
+            if (raw) srv.run_http(std::move(h));
             else srv.run(std::move(h));
             returned = true;
         });
@@ -640,12 +640,13 @@ BOOST_AUTO_TEST_CASE(draining_closes_every_client_with_1012_over_the_window) {
     }
 }
 
-// The run_raw handler of a_raw_handler_answers_healthz_503_while_draining: GET /healthz is
+// The run_http handler of a_raw_handler_answers_healthz_503_while_draining: GET /healthz is
 // answered from draining(); anything else becomes an echo WebSocket, even while draining
 // (a raw handler decides that itself).
 asio::awaitable<void> health_or_echo(tcp_ws& ws, std::atomic<corows::server*>& srv) {
     corows::error_code ec;
-    corows::http_request req = co_await ws.read_request(ec);
+    corows::http_request req;
+    std::tie(ec, req) = co_await ws.read_request(corows::use_tuple);
     if (ec) co_return;
     if (req.path() != "/healthz") {
         co_await ws.accept(std::move(req));
@@ -655,7 +656,7 @@ asio::awaitable<void> health_or_echo(tcp_ws& ws, std::atomic<corows::server*>& s
     corows::http_response res;
     res.status = srv.load()->draining() ? 503 : 200;
     res.fields.add("Connection", "close");
-    co_await ws.write_response(res, ec);
+    std::tie(ec) = co_await ws.write_response(res, corows::use_tuple);
 }
 
 // The status line of GET /healthz on a connection of its own, as a balancer's check sends it.

@@ -87,7 +87,7 @@ inline rlim_t raise_fd_limit() {
     return lim.rlim_cur;
 }
 
-/// Selects server_thread's run_raw() form.
+/// Selects server_thread's run_http() form.
 struct raw_handler {};
 
 /// The two ways a server runs its connections, for tests that run in both: a coroutine
@@ -107,10 +107,10 @@ public:
     server_thread(corows::server_options o, corows::server::handler_type h) : srv_(std::move(o)) {
         start([this, h = std::move(h)]() mutable { srv_.run(std::move(h)); });
     }
-    /// Serves each connection with the coroutine `h` before its handshake (server::run_raw).
+    /// Serves each connection with the coroutine `h` before its handshake (server::run_http).
     server_thread(corows::server_options o, corows::server::handler_type h, raw_handler)
         : srv_(std::move(o)) {
-        start([this, h = std::move(h)]() mutable { srv_.run_raw(std::move(h)); });
+        start([this, h = std::move(h)]() mutable { srv_.run_http(std::move(h)); });
     }
     /// Serves each connection with event handlers (server::run_events).
     server_thread(corows::server_options o, corows::server::event_handlers h) : srv_(std::move(o)) {

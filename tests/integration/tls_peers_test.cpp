@@ -101,7 +101,7 @@ struct tls_server {
         });
     }
     void raw(server_type::handler_type h) {
-        runner = std::thread([this, h = std::move(h)]() mutable { srv->run_raw(std::move(h)); });
+        runner = std::thread([this, h = std::move(h)]() mutable { srv->run_http(std::move(h)); });
     }
     ~tls_server() {
         srv->stop(1s);

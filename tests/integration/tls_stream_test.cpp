@@ -421,7 +421,7 @@ BOOST_AUTO_TEST_CASE(a_raw_handler_gets_openssl_and_releases_it_itself) {
     auto port = srv.listen({asio::ip::make_address("127.0.0.1"), 0}).port();
     std::atomic<int> sni_seen{0}, released{0};
     std::thread runner([&] {
-        srv.run_raw([&](corows::websocket<corows::tls_stream>& ws) -> asio::awaitable<void> {
+        srv.run_http([&](corows::websocket<corows::tls_stream>& ws) -> asio::awaitable<void> {
             // Routing on the TLS connection before the upgrade, as a raw handler may.
             SSL* ssl = ws.next_layer().native_handle();
             const char* sni = ssl ? SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name) : nullptr;

@@ -394,7 +394,7 @@ BOOST_AUTO_TEST_CASE(wss_client_against_a_plain_server_fails_cleanly) {
     corows::error_code server_ec;
     l.spawn("plain server", [&]() -> asio::awaitable<void> {
         plain_ws ws(co_await l.acceptor().async_accept(asio::use_awaitable), corows::options{});
-        co_await ws.accept(server_ec);
+        std::tie(server_ec) = co_await ws.accept(corows::use_tuple);
     });
     l.spawn("client", [&]() -> asio::awaitable<void> {
         corows::error_code ec;

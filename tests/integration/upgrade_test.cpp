@@ -33,7 +33,7 @@ void refused(const std::string& request, unsigned status, error expected_ec, con
     run_raw_client({},
         [&](tcp_ws& ws) -> asio::awaitable<void> {
             corows::error_code ec;
-            co_await ws.accept(ec);
+            std::tie(ec) = co_await ws.accept(corows::use_tuple);
             BOOST_TEST(ec == err(expected_ec));
             BOOST_TEST(!ws.is_open());
         },
@@ -155,7 +155,7 @@ BOOST_AUTO_TEST_CASE(read_request_then_accept_refuses_the_same_way) {
             BOOST_TEST(req.method == "GET");
             corows::error_code ec;
             const accept_decision none;
-            co_await ws.accept(req, none, ec);
+            std::tie(ec) = co_await ws.accept(req, none, corows::use_tuple);
             BOOST_TEST(ec == err(error::bad_version));
             BOOST_TEST(!ws.is_open());
         },
@@ -301,7 +301,7 @@ BOOST_AUTO_TEST_CASE(server_choosing_an_unoffered_subprotocol_fails_both_ends) {
         accept_decision d;
         d.subprotocol = "never.offered";
         corows::error_code ec;
-        co_await ws.accept(req, d, ec);
+        std::tie(ec) = co_await ws.accept(req, d, corows::use_tuple);
         BOOST_TEST(ec == err(error::handshake_failed));
         BOOST_TEST(!ws.is_open());
     });

@@ -81,6 +81,23 @@ BOOST_AUTO_TEST_CASE(server_initiated_close_reports_code_and_reason) {
         });
 }
 
+BOOST_AUTO_TEST_CASE(send_text_and_send_binary_keep_their_kinds) {
+    corows::test::run_pair({}, {}, echo, [](tcp_ws& ws) -> asio::awaitable<void> {
+        const std::vector<std::uint8_t> bytes{0x00, 0xff, 0x80};
+        BOOST_TEST(ws.send_binary(bytes));
+        BOOST_TEST(ws.send_text("text"));
+        auto bin = co_await ws.read_message();
+        BOOST_REQUIRE(bin.has_value());
+        BOOST_TEST((bin->kind() == message_kind::binary));
+        BOOST_TEST((std::vector<std::uint8_t>(bin->data().begin(), bin->data().end()) == bytes));
+        auto text = co_await ws.read_message();
+        BOOST_REQUIRE(text.has_value());
+        BOOST_TEST((text->kind() == message_kind::text));
+        BOOST_TEST(text->text() == "text");
+        co_await ws.close();
+    });
+}
+
 BOOST_AUTO_TEST_CASE(ping_gets_pong_with_same_payload) {
     corows::test::run_pair({}, {}, echo, [](tcp_ws& ws) -> asio::awaitable<void> {
         std::string got;

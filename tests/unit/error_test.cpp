@@ -26,6 +26,9 @@ BOOST_AUTO_TEST_CASE(every_code_has_its_own_message) {
     }
 }
 
+// The Redis enumerators are deprecated; their values must not change while they remain.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 BOOST_AUTO_TEST_CASE(appended_codes_keep_the_old_values) {
     BOOST_TEST(static_cast<int>(corows::error::operation_in_progress) == 35);
     BOOST_TEST(static_cast<int>(corows::error::http_version_not_supported) == 36);
@@ -39,6 +42,7 @@ BOOST_AUTO_TEST_CASE(appended_codes_keep_the_old_values) {
     BOOST_TEST(corows::make_error_code(corows::error::upgrade_with_body).message() ==
                "upgrade request with a body");
 }
+#pragma GCC diagnostic pop
 
 BOOST_AUTO_TEST_CASE(close_codes_for_errors) {
     using corows::close_code;
@@ -49,6 +53,15 @@ BOOST_AUTO_TEST_CASE(close_codes_for_errors) {
     BOOST_TEST((corows::close_code_for(corows::error::reserved_opcode) == close_code::protocol_error));
     BOOST_TEST((corows::close_code_for(corows::error::inflate_failed) == close_code::protocol_error));
     BOOST_TEST((corows::close_code_for(std::make_error_code(std::errc::io_error)) == close_code::internal_error));
+}
+
+BOOST_AUTO_TEST_CASE(every_protocol_error_but_utf8_closes_with_1002) {
+    for (int v = static_cast<int>(corows::error::reserved_opcode); v <= static_cast<int>(corows::error::send_timeout); ++v) {
+        auto ec = corows::make_error_code(static_cast<corows::error>(v));
+        if (ec == corows::error::invalid_utf8) continue;
+        bool violation = ec == corows::condition::protocol_error;
+        BOOST_TEST((corows::close_code_for(ec) == corows::close_code::protocol_error) == violation, ec.message());
+    }
 }
 
 BOOST_AUTO_TEST_CASE(sendable_close_codes) {

@@ -3,7 +3,7 @@
 #pragma once
 
 #include <corows/asio.hpp>
-#include <corows/detail/pump.hpp>
+#include <corows/detail/transport.hpp>
 #include <corows/detail/readable_wait.hpp>
 #include <corows/error.hpp>
 
@@ -18,9 +18,9 @@ inline void throw_if(error_code ec) {
     if (ec) throw system_error(ec);
 }
 
-/// Waits for the pump's notify(); operation_aborted only if this coroutine was cancelled.
+/// Waits for the transport's notify(); operation_aborted only if this coroutine was cancelled.
 template <class Stream>
-asio::awaitable<error_code> wait(std::shared_ptr<pump<Stream>> s) {
+asio::awaitable<error_code> wait(std::shared_ptr<transport<Stream>> s) {
     error_code ec;
     s->add_waiter(1);
     co_await s->signal_timer().async_wait(asio::redirect_error(asio::use_awaitable, ec));
@@ -33,9 +33,9 @@ asio::awaitable<error_code> wait(std::shared_ptr<pump<Stream>> s) {
 /// One transport read into the connection's receive buffer (the opening handshake reads
 /// its HTTP head this way); error::timeout if the handshake timer closed the transport.
 template <class Stream>
-asio::awaitable<error_code> read_some(std::shared_ptr<pump<Stream>> s) {
+asio::awaitable<error_code> read_some(std::shared_ptr<transport<Stream>> s) {
     error_code ec;
-    if constexpr (pump<Stream>::waits_without_buffer) {
+    if constexpr (transport<Stream>::waits_without_buffer) {
         for (;;) {
             if (!s->drained() && s->try_read(ec)) break;
             co_await readable<error_code, Stream>{s->stream, ec};
@@ -54,7 +54,7 @@ asio::awaitable<error_code> read_some(std::shared_ptr<pump<Stream>> s) {
 
 /// Completes when everything queued so far has been written, or with the write error.
 template <class Stream>
-asio::awaitable<error_code> flush_queue(std::shared_ptr<pump<Stream>> s) {
+asio::awaitable<error_code> flush_queue(std::shared_ptr<transport<Stream>> s) {
     while ((s->writing() || s->conn.has_output()) && !s->conn.write_error() && !s->transport_closed) {
         s->kick(s);
         error_code waited = co_await wait(s);
@@ -68,7 +68,7 @@ asio::awaitable<error_code> flush_queue(std::shared_ptr<pump<Stream>> s) {
 /// Completes once the transport is closed: after the writer sent the last frame of a closed
 /// connection (it then closes the transport), or a timeout cut it short.
 template <class Stream>
-asio::awaitable<error_code> transport_gone(std::shared_ptr<pump<Stream>> s) {
+asio::awaitable<error_code> transport_gone(std::shared_ptr<transport<Stream>> s) {
     s->settle(s);
     while (!s->transport_closed) {
         error_code waited = co_await wait(s);

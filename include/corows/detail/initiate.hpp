@@ -113,3 +113,12 @@ auto launch(const Executor& ex, Token&& token, Make make) {
 }
 
 } // namespace corows::detail
+
+namespace corows {
+
+/// The completion token as_tuple(use_awaitable), spelt the same on every Asio corows runs on
+/// (Asio 1.22 has as_tuple only as experimental): the operation never throws, and co_await
+/// gives (error_code[, value]), e.g. `auto [ec, more] = co_await ws.read_message(m, corows::use_tuple);`.
+inline constexpr detail::tuple_token use_tuple{};
+
+} // namespace corows

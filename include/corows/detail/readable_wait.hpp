@@ -8,7 +8,7 @@
 #pragma once
 
 #include <corows/asio.hpp>
-#include <corows/detail/pump.hpp>
+#include <corows/detail/transport.hpp>
 
 #include <utility>
 

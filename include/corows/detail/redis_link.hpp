@@ -23,6 +23,7 @@
 #include <corows/asio.hpp>
 #include <corows/detail/resp.hpp>
 #include <corows/error.hpp>
+#include <corows/redis_error.hpp>
 
 #include <algorithm>
 #include <array>
@@ -70,12 +71,12 @@ struct redis_link_config {
     long long max_reply_elements = 0;
 };
 
-/// NOAUTH (no password sent) and WRONGPASS are about credentials (error::redis_auth_failed);
-/// any other error reply is Redis' own (error::backplane_error).
+/// NOAUTH (no password sent) and WRONGPASS are about credentials (redis_error::auth_failed);
+/// any other error reply is Redis' own (redis_error::server_error).
 inline error_code error_reply_code(const redisReply& r) {
     std::string_view text = reply_text(r);
-    if (text.starts_with("NOAUTH") || text.starts_with("WRONGPASS")) return error_code(make_error_code(error::redis_auth_failed));
-    return error_code(make_error_code(error::backplane_error));
+    if (text.starts_with("NOAUTH") || text.starts_with("WRONGPASS")) return error_code(make_error_code(redis_error::auth_failed));
+    return error_code(make_error_code(redis_error::server_error));
 }
 
 class redis_link;
@@ -286,9 +287,9 @@ private:
             reply_ptr r = co_await read_reply(ec);
             if (ec) co_return ec;
             bool is_auth = auth && i == 0;
-            if (r->type == REDIS_REPLY_ERROR) co_return is_auth ? make(error::redis_auth_failed) : error_reply_code(*r);
-            if (r->type != REDIS_REPLY_STATUS) co_return make(error::redis_protocol_error);
-            if (!is_auth && reply_text(*r) != "PONG") co_return make(error::redis_protocol_error);
+            if (r->type == REDIS_REPLY_ERROR) co_return is_auth ? make(redis_error::auth_failed) : error_reply_code(*r);
+            if (r->type != REDIS_REPLY_STATUS) co_return make(redis_error::protocol_error);
+            if (!is_auth && reply_text(*r) != "PONG") co_return make(redis_error::protocol_error);
         }
         co_return error_code{};
     }
@@ -298,7 +299,7 @@ private:
         for (;;) {
             if (auto r = reader_->next()) co_return r;
             if (reader_->failed()) {
-                ec = make(error::redis_protocol_error);
+                ec = make(redis_error::protocol_error);
                 co_return nullptr;
             }
             ec = co_await read_some();
@@ -311,7 +312,7 @@ private:
         std::size_t n = co_await socket_.async_read_some(asio::buffer(read_buffer_),
                                                          asio::redirect_error(asio::use_awaitable, ec));
         if (!ec && !reader_->feed(std::span<const char>(read_buffer_.data(), n)))
-            ec = make(error::redis_protocol_error);
+            ec = make(redis_error::protocol_error);
         if (n > 0) {
             heard_ = true;
             ping_owed_ = false;
@@ -327,7 +328,7 @@ private:
                 if (ec) co_return ec;
                 if (stopped_ || failure_) co_return failure_;
             }
-            if (reader_->failed()) co_return make(error::redis_protocol_error);
+            if (reader_->failed()) co_return make(redis_error::protocol_error);
             if (error_code ec = co_await read_some()) co_return ec;
         }
     }
@@ -416,6 +417,7 @@ private:
     }
 
     static error_code make(error e) { return error_code(make_error_code(e)); }
+    static error_code make(redis_error e) { return error_code(make_error_code(e)); }
 
     executor_type strand_;
     const redis_link_config config_;

@@ -5,7 +5,7 @@
 #include <corows/asio.hpp>
 #include <corows/detail/awaiting.hpp>
 #include <corows/detail/initiate.hpp>
-#include <corows/detail/pump.hpp>
+#include <corows/detail/transport.hpp>
 #include <corows/protocol/handshake.hpp>
 #include <corows/protocol/http.hpp>
 #include <corows/protocol/http_body.hpp>
@@ -25,7 +25,7 @@ namespace detail {
 
 /// Feeds received bytes to `parser` until it has a whole head; reads as needed.
 template <class Stream, class Parser>
-asio::awaitable<error_code> read_head(std::shared_ptr<pump<Stream>> s, Parser& parser) {
+asio::awaitable<error_code> read_head(std::shared_ptr<transport<Stream>> s, Parser& parser) {
     for (;;) {
         auto buffered = s->conn.buffered();
         if (!buffered.empty()) {
@@ -42,7 +42,7 @@ asio::awaitable<error_code> read_head(std::shared_ptr<pump<Stream>> s, Parser& p
 /// Feeds received bytes to `body` until it is complete, appending its data to `out`; reads as
 /// needed. Returns the decoder's error or the read's.
 template <class Stream>
-asio::awaitable<error_code> read_body_bytes(std::shared_ptr<pump<Stream>> s, http_body_decoder& body,
+asio::awaitable<error_code> read_body_bytes(std::shared_ptr<transport<Stream>> s, http_body_decoder& body,
                                             std::string& out) {
     for (;;) {
         auto r = body.feed(s->conn.buffered(), out);
@@ -55,14 +55,14 @@ asio::awaitable<error_code> read_body_bytes(std::shared_ptr<pump<Stream>> s, htt
 
 /// The handshake timer runs from now (for the reading or writing the handshake does next).
 template <class Stream>
-void handshake_phase(const std::shared_ptr<pump<Stream>>& s) {
+void handshake_phase(const std::shared_ptr<transport<Stream>>& s) {
     s->conn.begin_handshake(connection::clock::now());
     s->arm_timer(s);
 }
 
 /// Writes an HTTP answer that ends the connection (a refusal), then closes the transport.
 template <class Stream>
-asio::awaitable<void> write_and_close(std::shared_ptr<pump<Stream>> s, std::string text) {
+asio::awaitable<void> write_and_close(std::shared_ptr<transport<Stream>> s, std::string text) {
     error_code ec;
     handshake_phase(s);
     co_await asio::async_write(s->stream, asio::buffer(text), asio::redirect_error(asio::use_awaitable, ec));
@@ -76,7 +76,7 @@ concept tcp_transport = requires { typename Socket::protocol_type; } &&
 
 /// The handshake succeeded as `r`: the connection opens, and the transport gets its settings.
 template <class Stream>
-void opened(const std::shared_ptr<pump<Stream>>& s, role r, std::string subprotocol,
+void opened(const std::shared_ptr<transport<Stream>>& s, role r, std::string subprotocol,
             const std::optional<deflate_params>& params) {
     s->conn.open(r, std::move(subprotocol), params, connection::clock::now());
     auto& sock = s->stream.lowest_layer();
@@ -96,7 +96,7 @@ void opened(const std::shared_ptr<pump<Stream>>& s, role r, std::string subproto
 /// Answers a valid upgrade request with 101 (negotiating the subprotocol and
 /// permessage-deflate), or refuses a bad accept decision with 500.
 template <class Stream>
-asio::awaitable<error_code> accept_upgrade(std::shared_ptr<pump<Stream>> s, const upgrade_request& up,
+asio::awaitable<error_code> accept_upgrade(std::shared_ptr<transport<Stream>> s, const upgrade_request& up,
                                            const accept_decision& d) {
     s->conn.use_settings(d.settings);
     const options& o = s->conn.settings();
@@ -130,7 +130,7 @@ asio::awaitable<error_code> accept_upgrade(std::shared_ptr<pump<Stream>> s, cons
 
 /// Validates `req` and accepts it, or refuses it with the RFC's status.
 template <class Stream>
-asio::awaitable<error_code> accept_request(std::shared_ptr<pump<Stream>> s, const http_request& req,
+asio::awaitable<error_code> accept_request(std::shared_ptr<transport<Stream>> s, const http_request& req,
                                            const accept_decision& d) {
     upgrade_request up;
     if (auto ec = validate_upgrade_request(req, up)) {
@@ -143,7 +143,7 @@ asio::awaitable<error_code> accept_request(std::shared_ptr<pump<Stream>> s, cons
 
 /// Answers a valid upgrade request `up` (of `req`) as `decide` says.
 template <class Stream>
-asio::awaitable<error_code> accept_decided(std::shared_ptr<pump<Stream>> s, const http_request& req,
+asio::awaitable<error_code> accept_decided(std::shared_ptr<transport<Stream>> s, const http_request& req,
                                            const upgrade_request& up, const upgrade_decider& decide) {
     std::exception_ptr failure;
     upgrade_answer answer;
@@ -162,7 +162,7 @@ asio::awaitable<error_code> accept_decided(std::shared_ptr<pump<Stream>> s, cons
 /// accept(): read the request, then accept_request() (or, with `decide`, validate it and
 /// accept_decided()).
 template <class Stream>
-asio::awaitable<error_code> accept(std::shared_ptr<pump<Stream>> s, const upgrade_decider* decide = nullptr) {
+asio::awaitable<error_code> accept(std::shared_ptr<transport<Stream>> s, const upgrade_decider* decide = nullptr) {
     http_request_parser parser(s->conn.settings().http);
     handshake_phase(s);
     error_code ec = co_await read_head(s, parser);
@@ -184,23 +184,28 @@ asio::awaitable<error_code> accept(std::shared_ptr<pump<Stream>> s, const upgrad
 }
 
 template <class Stream>
-asio::awaitable<void> accept_or_throw(std::shared_ptr<pump<Stream>> s) {
+asio::awaitable<void> accept_or_throw(std::shared_ptr<transport<Stream>> s) {
     throw_if(co_await accept(std::move(s)));
 }
 
 template <class Stream>
-asio::awaitable<void> accept_or_throw(std::shared_ptr<pump<Stream>> s, upgrade_decider decide) {
+asio::awaitable<void> accept_or_throw(std::shared_ptr<transport<Stream>> s, upgrade_decider decide) {
     throw_if(co_await accept(std::move(s), &decide));
 }
 
 template <class Stream>
-asio::awaitable<void> accept_or_throw(std::shared_ptr<pump<Stream>> s, http_request req, accept_decision d) {
+asio::awaitable<void> accept_or_throw(std::shared_ptr<transport<Stream>> s, http_request req, accept_decision d) {
     throw_if(co_await accept_request(std::move(s), req, d));
+}
+
+template <class Stream>
+asio::awaitable<void> accept_or_throw(std::shared_ptr<transport<Stream>> s, upgrade_request up, accept_decision d) {
+    throw_if(co_await accept_upgrade(std::move(s), up, d));
 }
 
 /// read_request(): one request head; the handshake timer pauses once it is read.
 template <class Stream>
-asio::awaitable<http_request> read_request(std::shared_ptr<pump<Stream>> s, error_code* report) {
+asio::awaitable<http_request> read_request(std::shared_ptr<transport<Stream>> s, error_code* report) {
     http_request_parser parser(s->conn.settings().http);
     handshake_phase(s);
     error_code ec = co_await read_head(s, parser);
@@ -213,7 +218,7 @@ asio::awaitable<http_request> read_request(std::shared_ptr<pump<Stream>> s, erro
 }
 
 template <class Stream>
-asio::awaitable<void> refuse(std::shared_ptr<pump<Stream>> s, std::string text) {
+asio::awaitable<void> refuse(std::shared_ptr<transport<Stream>> s, std::string text) {
     co_await write_and_close(std::move(s), std::move(text));
 }
 
@@ -276,6 +281,15 @@ template <class Stream>
 asio::awaitable<void> websocket<Stream>::accept(const http_request& req, const accept_decision& d,
                                                 error_code& ec) {
     ec = co_await detail::accept_request(s_, req, d);
+}
+
+template <class Stream>
+template <COROWS_TOKEN_FOR(void(error_code)) Token>
+auto websocket<Stream>::accept(upgrade_request up, accept_decision d, Token&& token) {
+    return detail::launch(get_executor(), std::forward<Token>(token),
+                          [s = s_, up = std::move(up), d = std::move(d)]() mutable {
+                              return detail::accept_or_throw(std::move(s), std::move(up), std::move(d));
+                          });
 }
 
 template <class Stream>

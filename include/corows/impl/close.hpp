@@ -5,7 +5,7 @@
 #include <corows/asio.hpp>
 #include <corows/detail/awaiting.hpp>
 #include <corows/detail/initiate.hpp>
-#include <corows/detail/pump.hpp>
+#include <corows/detail/transport.hpp>
 #include <corows/impl/read.hpp>
 
 #include <memory>
@@ -18,7 +18,7 @@ namespace detail {
 /// Starts the close handshake if it has not started: queues our close frame and arms the
 /// close timeout.
 template <class Stream>
-error_code begin_close(const std::shared_ptr<pump<Stream>>& s, std::uint16_t code, std::string_view reason) {
+error_code begin_close(const std::shared_ptr<transport<Stream>>& s, std::uint16_t code, std::string_view reason) {
     error_code ec = s->conn.start_close(code, reason, connection::clock::now());
     if (!ec) {
         s->settle(s);
@@ -30,7 +30,7 @@ error_code begin_close(const std::shared_ptr<pump<Stream>>& s, std::uint16_t cod
 /// close(): our close frame, then whatever reads the peer's answer (a pending read_message,
 /// event mode, or this coroutine itself), until the transport is closed.
 template <class Stream>
-asio::awaitable<error_code> close(std::shared_ptr<pump<Stream>> s, std::uint16_t code, std::string_view reason) {
+asio::awaitable<error_code> close(std::shared_ptr<transport<Stream>> s, std::uint16_t code, std::string_view reason) {
     if (code != 0 && !is_sendable_close_code(code)) co_return error::bad_close_code;
     auto state = s->conn.state();
     if (s->transport_closed || state == connection_state::connecting || state == connection_state::closed)
@@ -68,7 +68,7 @@ asio::awaitable<error_code> close(std::shared_ptr<pump<Stream>> s, std::uint16_t
 namespace detail {
 
 template <class Stream>
-asio::awaitable<void> close_or_throw(std::shared_ptr<pump<Stream>> s, std::uint16_t code, std::string reason) {
+asio::awaitable<void> close_or_throw(std::shared_ptr<transport<Stream>> s, std::uint16_t code, std::string reason) {
     throw_if(co_await close(std::move(s), code, reason));
 }
 

@@ -3,7 +3,7 @@
 #pragma once
 
 #include <corows/asio.hpp>
-#include <corows/detail/pump.hpp>
+#include <corows/detail/transport.hpp>
 
 #include <exception>
 #include <memory>
@@ -14,7 +14,7 @@
 namespace corows {
 namespace detail {
 
-/// The event driver of one connection: the same pump steps as read_loop(), with a completion
+/// The event driver of one connection: the same transport steps as read_loop(), with a completion
 /// handler where read_loop() would co_await. Each handler holds the websocket and the
 /// handlers, so both live until on_close has returned.
 template <class Stream>
@@ -54,7 +54,7 @@ struct event_driver {
                 if (d.h->on_message) d.guarded([&] { d.h->on_message(*d.ws, m); });
                 continue;
             case pump_step::readable:
-                if constexpr (pump<Stream>::waits_without_buffer) {
+                if constexpr (transport<Stream>::waits_without_buffer) {
                     s->stream.async_wait(asio::socket_base::wait_read,
                                          asio::bind_allocator(exact_allocator<void>{},
                                                               [d = std::move(d)](error_code ec) mutable {

@@ -5,7 +5,7 @@
 #include <corows/asio.hpp>
 #include <corows/detail/awaiting.hpp>
 #include <corows/detail/initiate.hpp>
-#include <corows/detail/pump.hpp>
+#include <corows/detail/transport.hpp>
 #include <corows/impl/accept.hpp>
 #include <corows/protocol/handshake.hpp>
 #include <corows/protocol/http.hpp>
@@ -25,13 +25,13 @@ namespace detail {
 /// Whatever ends the read early (the handshake timer, a reset, a bad chunk) only shortens the
 /// body: the refusal is what the caller learns.
 template <class Stream>
-asio::awaitable<void> read_refusal_body(std::shared_ptr<pump<Stream>> s, http_response& res) {
+asio::awaitable<void> read_refusal_body(std::shared_ptr<transport<Stream>> s, http_response& res) {
     auto body = response_body_decoder(res, "GET", max_refusal_body);
     if (!s->transport_closed) co_await read_body_bytes(s, body, res.body);
 }
 
 template <class Stream>
-asio::awaitable<error_code> handshake(std::shared_ptr<pump<Stream>> s, const std::string& host,
+asio::awaitable<error_code> handshake(std::shared_ptr<transport<Stream>> s, const std::string& host,
                                       const std::string& target, const handshake_request& extra,
                                       http_response* answer) {
     const options& opts = s->conn.settings();
@@ -86,13 +86,13 @@ asio::awaitable<error_code> handshake(std::shared_ptr<pump<Stream>> s, const std
 }
 
 template <class Stream>
-asio::awaitable<void> handshake_or_throw(std::shared_ptr<pump<Stream>> s, std::string host, std::string target,
+asio::awaitable<void> handshake_or_throw(std::shared_ptr<transport<Stream>> s, std::string host, std::string target,
                                          handshake_request extra) {
     throw_if(co_await handshake(std::move(s), host, target, extra, nullptr));
 }
 
 template <class Stream>
-asio::awaitable<void> handshake_with_answer(std::shared_ptr<pump<Stream>> s, std::string host, std::string target,
+asio::awaitable<void> handshake_with_answer(std::shared_ptr<transport<Stream>> s, std::string host, std::string target,
                                             std::shared_ptr<handshake_request> extra, http_response* res,
                                             error_code* ec) {
     error_code failure = co_await handshake(s, host, target, *extra, res);

@@ -5,7 +5,7 @@
 
 #include <corows/detail/awaiting.hpp>
 #include <corows/detail/initiate.hpp>
-#include <corows/detail/pump.hpp>
+#include <corows/detail/transport.hpp>
 #include <corows/impl/accept.hpp>
 #include <corows/protocol/http.hpp>
 #include <corows/protocol/http_body.hpp>
@@ -28,7 +28,7 @@ namespace detail {
 /// through the same buffer, so that bytes beyond the body stay buffered for the next request.
 /// A failure closes the transport: the request's end is lost, so no next request can be found.
 template <class Stream>
-asio::awaitable<error_code> read_body(std::shared_ptr<pump<Stream>> s, http_body_decoder body, bool send_continue,
+asio::awaitable<error_code> read_body(std::shared_ptr<transport<Stream>> s, http_body_decoder body, bool send_continue,
                                       std::string* out) {
     out->clear();
     out->reserve(static_cast<std::size_t>(body.remaining()));
@@ -52,7 +52,7 @@ asio::awaitable<error_code> read_body(std::shared_ptr<pump<Stream>> s, http_body
 }
 
 template <class Stream>
-asio::awaitable<std::string> read_body_or_throw(std::shared_ptr<pump<Stream>> s, http_body_decoder plan,
+asio::awaitable<std::string> read_body_or_throw(std::shared_ptr<transport<Stream>> s, http_body_decoder plan,
                                                 bool send_continue) {
     std::string body;
     throw_if(co_await read_body(s, plan, send_continue, &body));
@@ -60,7 +60,7 @@ asio::awaitable<std::string> read_body_or_throw(std::shared_ptr<pump<Stream>> s,
 }
 
 template <class Stream>
-asio::awaitable<std::string> read_body_into_ec(std::shared_ptr<pump<Stream>> s, http_body_decoder plan,
+asio::awaitable<std::string> read_body_into_ec(std::shared_ptr<transport<Stream>> s, http_body_decoder plan,
                                                bool send_continue, error_code* ec) {
     std::string body;
     *ec = co_await read_body(s, plan, send_continue, &body);
@@ -76,7 +76,7 @@ asio::awaitable<std::string> body_refused(error_code failure, error_code* ec) {
 
 /// Writes a response prepared in wire form; closes the transport afterwards if `close`.
 template <class Stream>
-asio::awaitable<error_code> write_response(std::shared_ptr<pump<Stream>> s, std::string text, bool close) {
+asio::awaitable<error_code> write_response(std::shared_ptr<transport<Stream>> s, std::string text, bool close) {
     // Once open, the background writer owns the stream: bytes written beside it would land in
     // the middle of its frames.
     if (s->conn.state() != connection_state::connecting || s->transport_closed)
@@ -98,12 +98,12 @@ asio::awaitable<error_code> write_response(std::shared_ptr<pump<Stream>> s, std:
 }
 
 template <class Stream>
-asio::awaitable<void> write_response_or_throw(std::shared_ptr<pump<Stream>> s, std::string text, bool close) {
+asio::awaitable<void> write_response_or_throw(std::shared_ptr<transport<Stream>> s, std::string text, bool close) {
     throw_if(co_await write_response(s, std::move(text), close));
 }
 
 template <class Stream>
-asio::awaitable<void> write_response_into_ec(std::shared_ptr<pump<Stream>> s, std::string text, bool close,
+asio::awaitable<void> write_response_into_ec(std::shared_ptr<transport<Stream>> s, std::string text, bool close,
                                              error_code* ec) {
     *ec = co_await write_response(s, std::move(text), close);
 }
@@ -111,7 +111,7 @@ asio::awaitable<void> write_response_into_ec(std::shared_ptr<pump<Stream>> s, st
 /// The body-reading operation for `req`, set up before any suspension so that `req` may be
 /// a temporary; `ec` null: throw.
 template <class Stream>
-asio::awaitable<std::string> start_read_body(const std::shared_ptr<pump<Stream>>& s, const http_request& req,
+asio::awaitable<std::string> start_read_body(const std::shared_ptr<transport<Stream>>& s, const http_request& req,
                                              error_code* ec) {
     // Once open, the buffer holds frames, which the connection's reader owns.
     if (s->conn.state() != connection_state::connecting)

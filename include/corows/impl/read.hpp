@@ -4,7 +4,7 @@
 #include <corows/asio.hpp>
 #include <corows/detail/awaiting.hpp>
 #include <corows/detail/initiate.hpp>
-#include <corows/detail/pump.hpp>
+#include <corows/detail/transport.hpp>
 #include <corows/detail/readable_wait.hpp>
 
 #include <memory>
@@ -17,10 +17,10 @@ namespace detail {
 /// Every wait of the read pump but the socket's readability: a transport read (a stream that
 /// cannot wait without a buffer), room in the write queue, a yield to the thread's other
 /// work, or the end of the connection. Returns what ends the read: a cancellation, or at the
-/// end why the connection ended; nothing when the pump may go on. A frame of its own, so the
+/// end why the connection ended; nothing when the transport may go on. A frame of its own, so the
 /// frame an idle connection keeps suspended in read_loop() stays small.
 template <class Stream>
-asio::awaitable<error_code> wait_out(std::shared_ptr<pump<Stream>> s, pump_step step) {
+asio::awaitable<error_code> wait_out(std::shared_ptr<transport<Stream>> s, pump_step step) {
     error_code ec;
     switch (step) {
     case pump_step::read: {
@@ -44,19 +44,19 @@ asio::awaitable<error_code> wait_out(std::shared_ptr<pump<Stream>> s, pump_step 
     }
 }
 
-/// Reads the next message into `m`: runs the pump and waits where it says. Returns true for
+/// Reads the next message into `m`: runs the transport and waits where it says. Returns true for
 /// a message. Otherwise: with `report`, stores why (error::closed once closed) and returns
 /// false; without, returns false once closed and throws anything else. Its frame is what an
 /// idle connection holds while it waits for the socket, so it keeps only that wait.
 template <class Stream>
-asio::awaitable<bool> read_loop(std::shared_ptr<pump<Stream>> s, message& m, error_code* report) {
+asio::awaitable<bool> read_loop(std::shared_ptr<transport<Stream>> s, message& m, error_code* report) {
     error_code ec;
     if (s->reading) {
         ec = error::operation_in_progress;
     } else {
         s->reading = true;
         struct reading_guard { // also when a co_await throws, or the frame is destroyed
-            pump<Stream>* s;
+            transport<Stream>* s;
             ~reading_guard() {
                 s->reading = false;
                 s->notify();
@@ -65,7 +65,7 @@ asio::awaitable<bool> read_loop(std::shared_ptr<pump<Stream>> s, message& m, err
         for (;;) {
             const pump_step step = s->advance(s, m, false);
             if (step == pump_step::message) break;
-            if constexpr (pump<Stream>::waits_without_buffer) {
+            if constexpr (transport<Stream>::waits_without_buffer) {
                 if (step == pump_step::readable) {
                     co_await readable<bool, Stream>{s->stream, ec};
                     if (!ec) {
@@ -95,7 +95,7 @@ asio::awaitable<bool> read_loop(std::shared_ptr<pump<Stream>> s, message& m, err
 /// read_message(): assembles in the connection, not in this frame, so that a cancelled read
 /// does not take the fragments it consumed down with it.
 template <class Stream>
-asio::awaitable<std::optional<message>> read_owned(std::shared_ptr<pump<Stream>> s) {
+asio::awaitable<std::optional<message>> read_owned(std::shared_ptr<transport<Stream>> s) {
     if (!s->assembly) s->assembly = std::make_unique<message>();
     error_code ec;
     co_await detail::read_loop(s, *s->assembly, &ec);

@@ -5,7 +5,7 @@
 #include <corows/asio.hpp>
 #include <corows/detail/awaiting.hpp>
 #include <corows/detail/initiate.hpp>
-#include <corows/detail/pump.hpp>
+#include <corows/detail/transport.hpp>
 
 #include <algorithm>
 #include <array>
@@ -20,7 +20,7 @@ namespace detail {
 /// when done (`ec` is the outcome); false when write_slow() must wait for room or write
 /// directly.
 template <class Stream>
-bool queue_now(const std::shared_ptr<pump<Stream>>& s, std::span<const std::uint8_t> payload,
+bool queue_now(const std::shared_ptr<transport<Stream>>& s, std::span<const std::uint8_t> payload,
                message_kind kind, bool compress, error_code& ec) {
     if ((ec = s->conn.write_status())) return true;
     if (s->conn.goes_direct(payload.size(), compress) || !s->conn.has_room()) return false;
@@ -35,7 +35,7 @@ bool queue_now(const std::shared_ptr<pump<Stream>>& s, std::span<const std::uint
 /// gather write, with any queued control frames sent between its fragments (data frames
 /// wait in write_slow(), and a close frame waits for the last fragment).
 template <class Stream>
-asio::awaitable<error_code> write_direct(std::shared_ptr<pump<Stream>> s, std::span<const std::uint8_t> payload,
+asio::awaitable<error_code> write_direct(std::shared_ptr<transport<Stream>> s, std::span<const std::uint8_t> payload,
                                          message_kind kind) {
     while (s->writing() || s->conn.has_output()) {
         s->kick(s);
@@ -72,7 +72,7 @@ asio::awaitable<error_code> write_direct(std::shared_ptr<pump<Stream>> s, std::s
 /// A write that must wait: for room in the queue (back-pressure; a cancelled wait queued
 /// nothing), or for the transport, to write directly.
 template <class Stream>
-asio::awaitable<error_code> write_slow(std::shared_ptr<pump<Stream>> s, std::span<const std::uint8_t> payload,
+asio::awaitable<error_code> write_slow(std::shared_ptr<transport<Stream>> s, std::span<const std::uint8_t> payload,
                                        message_kind kind, bool compress) {
     if (auto ec = s->conn.write_status()) co_return ec;
     if (s->conn.goes_direct(payload.size(), compress)) co_return co_await write_direct(s, payload, kind);
@@ -93,7 +93,7 @@ asio::awaitable<error_code> write_slow(std::shared_ptr<pump<Stream>> s, std::spa
 /// reported: thrown, or stored in *report). The common case, room in the queue, suspends
 /// nowhere and starts no nested coroutine.
 template <class Stream>
-asio::awaitable<void> write(std::shared_ptr<pump<Stream>> s, std::span<const std::uint8_t> payload,
+asio::awaitable<void> write(std::shared_ptr<transport<Stream>> s, std::span<const std::uint8_t> payload,
                             message_kind kind, bool compress, error_code* report) {
     error_code ec;
     if (!queue_now(s, payload, kind, compress, ec)) ec = co_await write_slow(s, payload, kind, compress);
@@ -103,7 +103,7 @@ asio::awaitable<void> write(std::shared_ptr<pump<Stream>> s, std::span<const std
 
 /// Queues a control frame: a ping (which the keepalive counts) or an unsolicited pong.
 template <class Stream>
-error_code queue_control(const std::shared_ptr<pump<Stream>>& s, opcode op, std::span<const std::uint8_t> payload) {
+error_code queue_control(const std::shared_ptr<transport<Stream>>& s, opcode op, std::span<const std::uint8_t> payload) {
     error_code ec = op == opcode::ping ? s->conn.send_ping(payload, connection::clock::now())
                                             : s->conn.send_pong(payload);
     if (!ec) s->kick(s);
@@ -112,7 +112,7 @@ error_code queue_control(const std::shared_ptr<pump<Stream>>& s, opcode op, std:
 
 /// Queues `pm` (the caller checked for room); a compressor failure fails the connection.
 template <class Stream>
-error_code queue_prepared(const std::shared_ptr<pump<Stream>>& s, const std::shared_ptr<const prepared_message>& pm) {
+error_code queue_prepared(const std::shared_ptr<transport<Stream>>& s, const std::shared_ptr<const prepared_message>& pm) {
     error_code ec = s->conn.send_prepared(pm);
     if (ec) s->settle(s);
     else s->kick(s);
@@ -121,14 +121,14 @@ error_code queue_prepared(const std::shared_ptr<pump<Stream>>& s, const std::sha
 
 /// Queues `pm` without waiting, if the queue has room; false if it queued nothing.
 template <class Stream>
-bool send_prepared(const std::shared_ptr<pump<Stream>>& s, const std::shared_ptr<const prepared_message>& pm) {
+bool send_prepared(const std::shared_ptr<transport<Stream>>& s, const std::shared_ptr<const prepared_message>& pm) {
     if (s->conn.write_status() || !s->conn.has_room()) return false;
     return !queue_prepared(s, pm);
 }
 
 /// Queues a message without waiting, if the queue has room.
 template <class Stream>
-bool send_now(const std::shared_ptr<pump<Stream>>& s, std::span<const std::uint8_t> payload, message_kind kind,
+bool send_now(const std::shared_ptr<transport<Stream>>& s, std::span<const std::uint8_t> payload, message_kind kind,
               bool compress) {
     if (s->conn.write_status() || !s->conn.has_room()) return false;
     error_code ec = s->conn.send_message(kind, payload, compress);
@@ -191,7 +191,7 @@ namespace detail {
 
 /// write_prepared(): waits for room, then queues `pm`.
 template <class Stream>
-asio::awaitable<void> write_prepared(std::shared_ptr<pump<Stream>> s, std::shared_ptr<const prepared_message> pm) {
+asio::awaitable<void> write_prepared(std::shared_ptr<transport<Stream>> s, std::shared_ptr<const prepared_message> pm) {
     for (;;) {
         throw_if(s->conn.write_status());
         if (s->conn.has_room()) break;
@@ -203,13 +203,13 @@ asio::awaitable<void> write_prepared(std::shared_ptr<pump<Stream>> s, std::share
 
 /// ping() and pong(): queued at once; the coroutine only reports.
 template <class Stream>
-asio::awaitable<void> control(std::shared_ptr<pump<Stream>> s, opcode op, std::span<const std::uint8_t> payload) {
+asio::awaitable<void> control(std::shared_ptr<transport<Stream>> s, opcode op, std::span<const std::uint8_t> payload) {
     throw_if(queue_control(s, op, payload));
     co_return;
 }
 
 template <class Stream>
-asio::awaitable<void> flush_or_throw(std::shared_ptr<pump<Stream>> s) {
+asio::awaitable<void> flush_or_throw(std::shared_ptr<transport<Stream>> s) {
     throw_if(co_await flush_queue(s));
 }
 

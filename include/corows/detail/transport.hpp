@@ -1,4 +1,4 @@
-// The I/O half of one websocket<Stream>: the stream, the sans-I/O connection it drives, the
+// detail::transport<Stream>, all the I/O of one websocket<Stream>: the stream, the sans-I/O connection it drives, the
 // read pump and the writer that move bytes between them, and the connection's deadline.
 // Every protocol decision (what to answer, when to close, which code) is the connection's;
 // this file only reads, writes, waits and wakes.
@@ -66,7 +66,7 @@ enum class pump_step : std::uint8_t {
 /// One connection's I/O state. Held by shared_ptr: the writer's completion handlers, the
 /// timer and the event driver may outlive the websocket object that started them.
 template <class Stream>
-class pump {
+class transport {
 public:
     using clock = connection::clock;
 
@@ -87,15 +87,15 @@ public:
         std::function<void(std::span<const std::uint8_t>)> on_ping;
         std::function<void(std::span<const std::uint8_t>)> on_pong;
         std::function<void(std::uint16_t, std::string_view)> on_close;
-        /// The transport closed, or the pump is going without having closed it: called
+        /// The transport closed, or this object is going without having closed it: called
         /// once (a hub forgets the connection's subscriptions here).
         std::function<void()> on_gone;
     };
 
-    pump(Stream&& s, std::shared_ptr<const options> o) : stream(std::move(s)), conn(std::move(o)) {}
-    pump(const pump&) = delete;
-    pump& operator=(const pump&) = delete;
-    ~pump() {
+    transport(Stream&& s, std::shared_ptr<const options> o) : stream(std::move(s)), conn(std::move(o)) {}
+    transport(const transport&) = delete;
+    transport& operator=(const transport&) = delete;
+    ~transport() {
         if (deadlines_) deadlines_->cancel(deadline_);
         gone();
     }
@@ -119,7 +119,7 @@ public:
     /// reader is not paused: its application waits in write_message() if it answers, and
     /// may be reading precisely so that a peer streaming to it keeps reading too (two ends
     /// that both stopped reading at a full queue would wait for each other forever).
-    pump_step advance(const std::shared_ptr<pump>& self, message& m, bool pause_when_full) {
+    pump_step advance(const std::shared_ptr<transport>& self, message& m, bool pause_when_full) {
         for (;;) {
             if (conn.state() == connection_state::closed || transport_closed) return ended(self);
             if (pause_when_full && conn.reading_paused()) {
@@ -238,7 +238,7 @@ public:
     /// a whole batch of received frames), and all of that goes out in one write. A reader
     /// about to wait starts the scheduled write itself (write_soon): lower latency, same
     /// batching.
-    void kick(const std::shared_ptr<pump>& self) {
+    void kick(const std::shared_ptr<transport>& self) {
         if (writing_ || !conn.has_output() || transport_closed) return;
         writing_ = true;
         write_scheduled_ = true;
@@ -246,7 +246,7 @@ public:
     }
 
     /// Starts the write kick() scheduled, unless it has started already.
-    void write_soon(const std::shared_ptr<pump>& self) {
+    void write_soon(const std::shared_ptr<transport>& self) {
         if (!write_scheduled_) return;
         write_scheduled_ = false;
         write_pending(self);
@@ -260,7 +260,7 @@ public:
 
     /// A direct write (a large message from the caller's memory) takes the transport; the
     /// send timeout watches it from now.
-    void begin_direct(const std::shared_ptr<pump>& self) {
+    void begin_direct(const std::shared_ptr<transport>& self) {
         writing_ = true;
         conn.begin_direct();
         conn.output_progress(clock::now());
@@ -280,7 +280,7 @@ public:
         };
     }
     /// The direct write is over (`ec` its outcome): the background writer may go on.
-    void end_direct(const std::shared_ptr<pump>& self, error_code ec) {
+    void end_direct(const std::shared_ptr<transport>& self, error_code ec) {
         writing_ = false;
         conn.end_direct();
         if (ec) {
@@ -340,7 +340,7 @@ public:
 
     /// The connection's state moved: arms its deadline, sends what it queued and, once it is
     /// closed, lets the writer finish and close the transport (at once if nothing is left).
-    void settle(const std::shared_ptr<pump>& self) {
+    void settle(const std::shared_ptr<transport>& self) {
         arm_timer(self);
         if (transport_closed) return;
         kick(self); // what the connection queued (a close reply, a failure's close frame)
@@ -351,7 +351,7 @@ public:
 
     /// Keeps conn.deadline() queued with the context's deadline_service; an open connection
     /// without timeouts is not queued at all.
-    void arm_timer(const std::shared_ptr<pump>& self) {
+    void arm_timer(const std::shared_ptr<transport>& self) {
         auto at = conn.deadline();
         if (at == clock::time_point::max() || transport_closed) {
             unschedule();
@@ -363,7 +363,7 @@ public:
         if (armed_at_ <= at) return;
         armed_at_ = at;
         if (!deadlines_) deadlines_ = &deadline_service::of(stream.get_executor());
-        deadlines_->schedule(deadline_, at, self, &pump::deadline_due, stream.get_executor());
+        deadlines_->schedule(deadline_, at, self, &transport::deadline_due, stream.get_executor());
     }
 
 private:
@@ -375,12 +375,12 @@ private:
 
     // On the service's timer: back onto the connection's own executor.
     static void deadline_due(std::shared_ptr<void> owner) {
-        auto self = std::static_pointer_cast<pump>(std::move(owner));
+        auto self = std::static_pointer_cast<transport>(std::move(owner));
         auto ex = self->stream.get_executor();
         asio::dispatch(ex, [self = std::move(self)] { self->deadline_reached(self); });
     }
 
-    void deadline_reached(const std::shared_ptr<pump>& self) {
+    void deadline_reached(const std::shared_ptr<transport>& self) {
         armed_at_ = clock::time_point::max();
         switch (conn.on_timer(clock::now())) {
         case timer_outcome::none: break;
@@ -395,8 +395,8 @@ private:
         return *t;
     }
 
-    // The pump reached the end of the connection: make sure the transport gets closed.
-    pump_step ended(const std::shared_ptr<pump>& self) {
+    // The transport reached the end of the connection: make sure the transport gets closed.
+    pump_step ended(const std::shared_ptr<transport>& self) {
         settle(self);
         return pump_step::ended;
     }
@@ -406,7 +406,7 @@ private:
     // none. Only here, not whenever the writer drains: a server that queues to many
     // connections before any write starts (a broadcast loop) needs more buffers at once than
     // a pool keeps, and would allocate them again for every message.
-    void write_before_waiting(const std::shared_ptr<pump>& self) {
+    void write_before_waiting(const std::shared_ptr<transport>& self) {
         write_soon(self);
         if (!writing_) conn.release_write_buffers();
     }
@@ -414,7 +414,7 @@ private:
     // One turn of the background writer: hands everything queued to one transport write, and
     // comes back for what was queued meanwhile. A completion handler, not a coroutine: no
     // frame to allocate per write.
-    void write_pending(const std::shared_ptr<pump>& self) {
+    void write_pending(const std::shared_ptr<transport>& self) {
         if (!conn.has_output() || transport_closed) {
             if (transport_closed && !conn.write_error()) conn.write_failed(error::closed);
             writing_ = false;

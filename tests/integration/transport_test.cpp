@@ -313,7 +313,7 @@ void idle_after_large(mode m, bool compressed, bool echo = false) {
 
 } // namespace
 
-BOOST_AUTO_TEST_SUITE(pump)
+BOOST_AUTO_TEST_SUITE(transport)
 
 BOOST_AUTO_TEST_CASE(a_ping_flood_from_a_peer_that_never_reads_stays_bounded) {
     ping_flood(mode::coroutines);
