@@ -11,18 +11,25 @@
 
 namespace corows {
 
-// The implicit copy and move of the deprecated fields below must not warn in every user's build.
-#if defined(__GNUC__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-#endif
 /// Limits, timeouts and extension settings of a websocket; the same type serves both roles
 /// (a client's connect-only settings are connect_options').
 struct options {
     // Declared so that `options{}` is not aggregate initialisation, which g++ 12 gets wrong
     // inside a co_await expression (each member destroyed twice).
     /// The defaults below.
-    options() = default;
+    options();
+    // Compiled in src/options.cpp: defined here, they would copy the deprecated fields below in
+    // every user's file and warn there (a diagnostic pragma around them is lost when the
+    // header is precompiled).
+    /// Copies every setting.
+    options(const options&);
+    /// Moves every setting.
+    options(options&&) noexcept;
+    /// Copies every setting.
+    options& operator=(const options&);
+    /// Moves every setting.
+    options& operator=(options&&) noexcept;
+    ~options();
 
     /// Largest message accepted, after decompression; a bigger one closes with 1009.
     std::size_t max_message_size = 16 * 1024 * 1024;
@@ -75,8 +82,5 @@ struct options {
     /// Deprecated: connect_options::proxy_from_environment.
     [[deprecated("use connect_options::proxy_from_environment")]] bool proxy_from_environment = false;
 };
-#if defined(__GNUC__)
-#pragma GCC diagnostic pop
-#endif
 
 } // namespace corows
