@@ -23,9 +23,8 @@ public:
     using tcp_socket = asio::ip::tcp::socket;
     /// The TLS alternative: Asio's SSL stream (not corows::tls_stream).
     using ssl_stream = asio::ssl::stream<tcp_socket>;
-    /// The old name of ssl_stream; not marked deprecated yet because connect.hpp still says
-    /// it and is being reworked on another branch (CHANGELOG: deprecated, removal next).
-    using tls_stream = ssl_stream;
+    /// The old name of ssl_stream.
+    using tls_stream [[deprecated("use ssl_stream")]] = ssl_stream;
     /// Both alternatives run on the socket's executor type.
     using executor_type = tcp_socket::executor_type;
     /// The TCP socket under either alternative.

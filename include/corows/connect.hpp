@@ -174,7 +174,7 @@ inline asio::awaitable<error_code> open_transport(std::shared_ptr<connect_attemp
 }
 
 // Sets `s` up to send `u.host` as SNI and to verify the certificate against it.
-inline error_code prepare_tls(client_stream::tls_stream& s, const url& u) {
+inline error_code prepare_tls(client_stream::ssl_stream& s, const url& u) {
     SSL* ssl = s.native_handle();
     // RFC 6066 §3: SNI carries host names only, never address literals.
     if (!u.host_is_ip() && !SSL_set_tlsext_host_name(ssl, u.host.c_str()))
@@ -296,7 +296,7 @@ inline asio::awaitable<client_websocket> run_connect(std::shared_ptr<const conne
         why.phase = connect_phase::http_upgrade;
         const std::string host = u.host_field();
         http_response res;
-        co_await ws.handshake(host, u.target, r->opts.request, res, ec);
+        std::tie(ec) = co_await ws.handshake(host, u.target, r->opts.request, res, use_tuple);
         if (ec == error::bad_status) {
             why.detail = "the server answered " + std::to_string(res.status) + " " + res.reason;
             why.response = std::move(res);
@@ -379,10 +379,9 @@ auto connect(std::string url, connect_options opts, Token&& token) {
 
 // The forms before connect_options, for one release.
 
-// Not marked deprecated yet, like connect(url, opts, ec) below: docs/errors.md, owned
-// elsewhere, still shows it. Its replacement is connect(url, connect_options).
 /// As connect(url, connect_options) with connection = opts (and options' deprecated client
 /// fields, for one release).
+[[deprecated("use connect(url, connect_options, token)")]]
 inline asio::awaitable<client_websocket> connect(std::string url, const options& opts) {
     return detail::start_connect(std::move(url), detail::legacy_connect_options(opts), nullptr);
 }
@@ -407,10 +406,9 @@ inline asio::awaitable<client_websocket> connect(std::string url, const options&
     return detail::start_connect(std::move(url), detail::legacy_connect_options(opts, &tls, extra), nullptr);
 }
 
-// Not marked deprecated yet: docs/errors.md, owned elsewhere, still shows it. Its replacement
-// is connect(url, connect_options, as_tuple(use_awaitable)).
 /// As connect(url, opts), reporting failure in `ec` instead of throwing; on failure the
 /// returned websocket is not open.
+[[deprecated("use connect(url, connect_options, corows::use_tuple)")]]
 inline asio::awaitable<client_websocket> connect(std::string url, const options& opts, error_code& ec) {
     return detail::start_connect(std::move(url), detail::legacy_connect_options(opts), &ec);
 }

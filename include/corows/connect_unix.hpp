@@ -62,7 +62,7 @@ inline asio::awaitable<unix_websocket> run_connect_unix(std::shared_ptr<const un
         why.phase = connect_phase::http_upgrade;
         // RFC 9112 §3.2 wants a Host field; a socket file has no name to put there.
         http_response res;
-        co_await ws.handshake("localhost", u.target, r->opts.request, res, ec);
+        std::tie(ec) = co_await ws.handshake("localhost", u.target, r->opts.request, res, use_tuple);
         if (ec == error::bad_status) {
             why.detail = "the server answered " + std::to_string(res.status) + " " + res.reason;
             why.response = std::move(res);

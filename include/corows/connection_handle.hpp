@@ -63,7 +63,7 @@ public:
     /// does not wait for it; false if the connection is already known to be gone.
     bool start_close(std::uint16_t code = 1000, std::string reason = {}) const {
         return post([code, reason = std::move(reason)](const std::shared_ptr<transport>& s) {
-            if (s && !s->transport_closed && (code == 0 || is_sendable_close_code(code)))
+            if (s && !s->transport_closed && may_close_with(code))
                 detail::begin_close(s, code, reason);
         });
     }

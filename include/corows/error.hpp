@@ -111,6 +111,10 @@ constexpr bool is_sendable_close_code(std::uint16_t code) noexcept {
     return code != 1004 && code != 1005 && code != 1006;
 }
 
+/// True if a close may be started with `code`: 0 (a close frame without a code) or a code
+/// that may be sent (RFC 6455 §7.4); anything else is error::bad_close_code.
+constexpr bool may_close_with(std::uint16_t code) noexcept { return code == 0 || is_sendable_close_code(code); }
+
 } // namespace corows
 
 template <>

@@ -35,8 +35,6 @@ namespace corows {
 // destroys the members of an aggregate initialised inside a co_await expression twice, and
 // these are built right there (`co_await ws.accept(req, corows::accept_decision("chat"))`).
 
-namespace detail {
-
 /// field(name, value) for accept_decision and handshake_request: adds one of their
 /// extra_fields and chains, on a named object and on a temporary alike.
 template <class Self>
@@ -53,10 +51,8 @@ struct field_builder {
     }
 };
 
-} // namespace detail
-
 /// What a server adds to the 101 answer when it accepts.
-struct accept_decision : detail::field_builder<accept_decision> {
+struct accept_decision : field_builder<accept_decision> {
     /// The subprotocol to answer with (it must have been offered); nullopt: the first of
     /// options::subprotocols that the client offered, if any.
     std::optional<std::string> subprotocol;
@@ -114,7 +110,7 @@ private:
 using upgrade_decider = std::function<upgrade_answer(const http_request&)>;
 
 /// What a client adds to its upgrade request.
-struct handshake_request : detail::field_builder<handshake_request> {
+struct handshake_request : field_builder<handshake_request> {
     std::string origin;                   ///< empty: no Origin field
     std::vector<http_field> extra_fields; ///< e.g. Authorization, Cookie
 
@@ -277,14 +273,14 @@ public:
     // ---------------------------------------------------------------- server handshake (impl/accept.hpp)
 
     /// Server: reads the upgrade request and answers it (101, or 400/426/... and close).
-    template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
+    template <COROWS_TOKEN_FOR(void(error_code)) Token = asio::use_awaitable_t<>>
     auto accept(Token&& token = {});
     /// Server: as accept(), reporting failure in `ec` (the refusal has been sent).
     [[deprecated("use the token form with corows::use_tuple (as_tuple(use_awaitable))")]]
     asio::awaitable<void> accept(error_code& ec);
     /// Server: reads the upgrade request, refuses an invalid one with the RFC's status, and
     /// answers a valid one as `decide` says (an exception from it: 500, then rethrown).
-    template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
+    template <COROWS_TOKEN_FOR(void(error_code)) Token = asio::use_awaitable_t<>>
     auto accept(upgrade_decider decide, Token&& token = {});
     /// Server: as accept(decide), reporting failure in `ec` (error::handshake_failed when
     /// `decide` refused).
@@ -293,29 +289,29 @@ public:
     /// Server: reads one HTTP request head (for a custom server that routes, authenticates,
     /// or serves plain HTTP on the same port). Bytes after the head stay buffered (see
     /// read_body() and buffered_input()); call it again for the next keep-alive request.
-    template <COROWS_TOKEN_FOR(void(error_code, http_request)) Token = detail::default_token>
+    template <COROWS_TOKEN_FOR(void(error_code, http_request)) Token = asio::use_awaitable_t<>>
     auto read_request(Token&& token = {});
     /// Server: as read_request(), reporting failure in `ec`.
     [[deprecated("use the token form with corows::use_tuple (as_tuple(use_awaitable))")]]
     asio::awaitable<http_request> read_request(error_code& ec);
     /// Server: validates a request the application read and accepts it, or refuses it with
     /// the RFC's status and closes.
-    template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
+    template <COROWS_TOKEN_FOR(void(error_code)) Token = asio::use_awaitable_t<>>
     auto accept(http_request req, accept_decision d, Token&& token = {});
     /// Server: accept(req, accept_decision()).
-    template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
+    template <COROWS_TOKEN_FOR(void(error_code)) Token = asio::use_awaitable_t<>>
     auto accept(http_request req, Token&& token = {});
     /// Server: as accept(req, d), reporting failure in `ec`.
     [[deprecated("use the token form with corows::use_tuple (as_tuple(use_awaitable))")]]
     asio::awaitable<void> accept(const http_request& req, const accept_decision& d, error_code& ec);
     /// Server: accepts a request already validated with validate_upgrade_request().
-    template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
+    template <COROWS_TOKEN_FOR(void(error_code)) Token = asio::use_awaitable_t<>>
     auto accept(upgrade_request up, accept_decision d, Token&& token = {});
     /// Server: as accept(up, d), reporting failure in `ec`.
     [[deprecated("use the token form with corows::use_tuple (as_tuple(use_awaitable))")]]
     asio::awaitable<void> accept(const upgrade_request& up, const accept_decision& d, error_code& ec);
     /// Server: refuses the request with `status`, a plain-text `body`, and closes.
-    template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
+    template <COROWS_TOKEN_FOR(void(error_code)) Token = asio::use_awaitable_t<>>
     auto refuse(unsigned status, std::string_view body = {}, std::span<const http_field> extra_fields = {},
                 Token&& token = {});
 
@@ -335,7 +331,7 @@ public:
     /// (gzip), bad_content_length, conflicting_length, bad_chunked_encoding, I/O errors; a
     /// failed read closes the transport. Answers Expect: 100-continue before reading. Before
     /// any handshake only (operation_not_supported once the WebSocket is open).
-    template <COROWS_TOKEN_FOR(void(error_code, std::string)) Token = detail::default_token>
+    template <COROWS_TOKEN_FOR(void(error_code, std::string)) Token = asio::use_awaitable_t<>>
     auto read_body(const http_request& req, Token&& token = {});
     /// Server: as read_body(req), reporting failure in `ec` (and returning "").
     [[deprecated("use the token form with corows::use_tuple (as_tuple(use_awaitable))")]]
@@ -344,7 +340,7 @@ public:
     /// from res.body) within handshake_timeout; the connection stays open for the next
     /// read_request() unless res has Connection: close. Throws system_error
     /// (operation_not_supported once the WebSocket is open or the transport is closed).
-    template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
+    template <COROWS_TOKEN_FOR(void(error_code)) Token = asio::use_awaitable_t<>>
     auto write_response(const http_response& res, Token&& token = {});
     /// Server: as write_response(res), reporting failure in `ec`.
     [[deprecated("use the token form with corows::use_tuple (as_tuple(use_awaitable))")]]
@@ -354,26 +350,27 @@ public:
 
     /// Client: sends the upgrade request for `target` on `host` (with ":port" unless the
     /// default) and checks the answer, negotiating subprotocols and permessage-deflate.
-    template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
+    template <COROWS_TOKEN_FOR(void(error_code)) Token = asio::use_awaitable_t<>>
     auto handshake(std::string host, std::string target, handshake_request extra, Token&& token = {});
     /// Client: handshake(host, target, handshake_request()).
-    template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
+    template <COROWS_TOKEN_FOR(void(error_code)) Token = asio::use_awaitable_t<>>
     auto handshake(std::string host, std::string target, Token&& token = {});
     /// Client: handshake(host, "/", handshake_request()).
-    template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
+    template <COROWS_TOKEN_FOR(void(error_code)) Token = asio::use_awaitable_t<>>
     auto handshake(std::string host, Token&& token = {});
-    /// Client: as handshake(), reporting failure in `ec`. (Not deprecated yet, like the next
-    /// one: connect() and connect_unix() still use them, and are being reworked elsewhere.)
+    /// Client: as handshake(), reporting failure in `ec`.
+    [[deprecated("use the token form with corows::use_tuple (as_tuple(use_awaitable))")]]
     asio::awaitable<void> handshake(std::string host, std::string target, const handshake_request& extra,
                                     error_code& ec);
     /// Client: as handshake(host, target, extra), filling `res` with the server's answer
     /// whenever a whole head arrived (the 101, or a refusal with up to max_refusal_body bytes
     /// of its body, read within handshake_timeout). A refusal throws handshake_error.
-    template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
+    template <COROWS_TOKEN_FOR(void(error_code)) Token = asio::use_awaitable_t<>>
     auto handshake(std::string host, std::string target, handshake_request extra, http_response& res,
                    Token&& token = {});
     /// Client: as handshake(host, target, extra, res), reporting failure in `ec` (bad_status
     /// for a refusal: `res` then holds it).
+    [[deprecated("use the token form with corows::use_tuple (as_tuple(use_awaitable))")]]
     asio::awaitable<void> handshake(std::string host, std::string target, const handshake_request& extra,
                                     http_response& res, error_code& ec);
 
@@ -383,13 +380,13 @@ public:
     /// Fails on protocol violations, timeouts and I/O errors. If cancelled (e.g.
     /// `read_message() || timer`), it fails with operation_aborted and the part of a message
     /// already received is kept for the next read_message().
-    template <COROWS_TOKEN_FOR(void(error_code, std::optional<message>)) Token = detail::default_token>
+    template <COROWS_TOKEN_FOR(void(error_code, std::optional<message>)) Token = asio::use_awaitable_t<>>
     auto read_message(Token&& token = {});
     /// Reads the next message into `m`, reusing its storage; false once the connection
     /// closed. An unfragmented uncompressed payload is borrowed from the receive buffer
     /// (valid until the next read). Fails like read_message(). A cancelled read leaves the
     /// part of a message already received in `m`: pass the same `m` to the next read.
-    template <COROWS_TOKEN_FOR(void(error_code, bool)) Token = detail::default_token>
+    template <COROWS_TOKEN_FOR(void(error_code, bool)) Token = asio::use_awaitable_t<>>
     auto read_message(message& m, Token&& token = {});
     /// Reads the next message into `m`; error::closed once the connection closed.
     [[deprecated("use the token form with corows::use_tuple (as_tuple(use_awaitable))")]]
@@ -400,7 +397,7 @@ public:
     /// Queues a message; completes once it is queued (or, if the queue is over its limit,
     /// once there is room). Compressed when permessage-deflate is on, `compress` is set and
     /// the message reaches the threshold.
-    template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
+    template <COROWS_TOKEN_FOR(void(error_code)) Token = asio::use_awaitable_t<>>
     auto write_message(std::span<const std::uint8_t> payload, message_kind kind, bool compress = true,
                        Token&& token = {});
     /// As write_message(payload, kind, compress), reporting failure in `ec`.
@@ -408,16 +405,16 @@ public:
     asio::awaitable<void> write_message(std::span<const std::uint8_t> payload, message_kind kind,
                                         bool compress, error_code& ec);
     /// Writes `m` with its own kind (an echo).
-    template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
+    template <COROWS_TOKEN_FOR(void(error_code)) Token = asio::use_awaitable_t<>>
     auto write_message(const message& m, Token&& token = {});
     /// Writes `m` with its own kind, reporting failure in `ec`.
     [[deprecated("use the token form with corows::use_tuple (as_tuple(use_awaitable))")]]
     asio::awaitable<void> write_message(const message& m, error_code& ec);
     /// Writes a text message (`text` must be UTF-8).
-    template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
+    template <COROWS_TOKEN_FOR(void(error_code)) Token = asio::use_awaitable_t<>>
     auto write_text(std::string_view text, Token&& token = {});
     /// Writes a binary message.
-    template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
+    template <COROWS_TOKEN_FOR(void(error_code)) Token = asio::use_awaitable_t<>>
     auto write_binary(std::span<const std::uint8_t> data, Token&& token = {});
 
     /// Queues a prepared message (a broadcast) without waiting: its frame is shared by
@@ -438,21 +435,21 @@ public:
     bool send_binary(std::span<const std::uint8_t> data) { return send(data, message_kind::binary); }
     /// Queues a prepared message like send(), waiting for room (like write_message) instead
     /// of failing when the queue is full.
-    template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
+    template <COROWS_TOKEN_FOR(void(error_code)) Token = asio::use_awaitable_t<>>
     auto write_prepared(std::shared_ptr<const prepared_message> pm, Token&& token = {});
 
     /// Sends a ping with up to 125 bytes of payload.
-    template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
+    template <COROWS_TOKEN_FOR(void(error_code)) Token = asio::use_awaitable_t<>>
     auto ping(std::span<const std::uint8_t> payload = {}, Token&& token = {});
     /// As ping(payload), reporting failure in `ec`.
     [[deprecated("use the token form with corows::use_tuple (as_tuple(use_awaitable))")]]
     asio::awaitable<void> ping(std::span<const std::uint8_t> payload, error_code& ec);
     /// Sends an unsolicited pong with up to 125 bytes of payload.
-    template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
+    template <COROWS_TOKEN_FOR(void(error_code)) Token = asio::use_awaitable_t<>>
     auto pong(std::span<const std::uint8_t> payload = {}, Token&& token = {});
 
     /// Completes when everything queued so far has been written to the stream.
-    template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
+    template <COROWS_TOKEN_FOR(void(error_code)) Token = asio::use_awaitable_t<>>
     auto flush(Token&& token = {});
     /// As flush(), reporting failure in `ec`.
     [[deprecated("use the token form with corows::use_tuple (as_tuple(use_awaitable))")]]
@@ -462,7 +459,7 @@ public:
 
     /// Starts the close handshake (RFC 6455 §7): sends close once, waits for the peer's close
     /// (or the close timeout), then closes the transport. `reason` is cut to 123 bytes.
-    template <COROWS_TOKEN_FOR(void(error_code)) Token = detail::default_token>
+    template <COROWS_TOKEN_FOR(void(error_code)) Token = asio::use_awaitable_t<>>
     auto close(std::uint16_t code = 1000, std::string_view reason = {}, Token&& token = {});
     /// As close(code, reason), reporting failure in `ec`.
     [[deprecated("use the token form with corows::use_tuple (as_tuple(use_awaitable))")]]

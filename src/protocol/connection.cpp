@@ -150,7 +150,7 @@ void connection::peer_closed(const read_result& r) {
 }
 
 std::error_code connection::start_close(std::uint16_t code, std::string_view reason, clock::time_point now) {
-    if (code != 0 && !is_sendable_close_code(code)) return error::bad_close_code;
+    if (!may_close_with(code)) return error::bad_close_code;
     if (state_ != connection_state::open || close_sent_) return {};
     queue_close(code, reason);
     state_ = connection_state::closing;
@@ -221,6 +221,18 @@ std::error_code connection::write_status() const noexcept {
 
 bool connection::goes_direct(std::size_t size, bool compress) const noexcept {
     return local() == role::server && size >= opts_->direct_write_threshold && !writer_.would_compress(size, compress);
+}
+
+connection::direct_frame connection::next_direct_frame(std::span<std::uint8_t, max_frame_header_size> out,
+                                                       message_kind kind, std::span<const std::uint8_t>& rest) {
+    const std::size_t limit = writer_.frame_size() ? writer_.frame_size() : rest.size();
+    direct_frame f;
+    f.payload = rest.first(std::min(limit, rest.size()));
+    rest = rest.subspan(f.payload.size());
+    const opcode op = direct_continues_ ? opcode::continuation : data_opcode(kind);
+    f.header_size = writer_.frame_header_for(out, op, rest.empty(), false, f.payload.size(), f.key);
+    direct_continues_ = !rest.empty();
+    return f;
 }
 
 std::error_code connection::send_message(message_kind kind, std::span<const std::uint8_t> payload, bool compress) {

@@ -74,7 +74,7 @@ asio::awaitable<upgrade_result> try_upgrade(unsigned short port, const char* sou
     r.ws.emplace(co_await connect_from(port, source));
     corows::http_response res;
     corows::error_code ec;
-    co_await r.ws->handshake("127.0.0.1:" + std::to_string(port), "/", corows::handshake_request{}, res, ec);
+    std::tie(ec) = co_await r.ws->handshake("127.0.0.1:" + std::to_string(port), "/", corows::handshake_request{}, res, corows::use_tuple);
     r.status = res.status;
     if (auto v = res.find("Retry-After")) r.retry_after = std::string(*v);
     if (ec) {

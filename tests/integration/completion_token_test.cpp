@@ -259,7 +259,7 @@ BOOST_AUTO_TEST_CASE(refuse_takes_a_token) {
         tcp_ws ws = co_await l.connect_ws(corows::options());
         corows::error_code ec;
         std::string host = l.host();
-        co_await ws.handshake(host, "/", corows::handshake_request(), ec);
+        std::tie(ec) = co_await ws.handshake(host, "/", corows::handshake_request(), corows::use_tuple);
         BOOST_TEST(ec == corows::error::bad_status);
     });
     BOOST_TEST(l.run(30s));

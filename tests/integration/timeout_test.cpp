@@ -68,7 +68,7 @@ BOOST_AUTO_TEST_CASE(client_handshake_timeout) {
                 auto t0 = std::chrono::steady_clock::now();
                 corows::error_code ec;
                 const handshake_request none;
-                co_await ws.handshake(l.host(), "/", none, ec);
+                std::tie(ec) = co_await ws.handshake(l.host(), "/", none, corows::use_tuple);
                 took = ms_since(t0);
                 BOOST_TEST(ec == err(error::timeout));
                 BOOST_TEST(!ws.is_open());

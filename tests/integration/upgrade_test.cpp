@@ -57,7 +57,7 @@ void bad_answer(const options& client_opts, std::function<std::string(const std:
         [&](tcp_ws& ws, loop& l) -> asio::awaitable<void> {
             corows::error_code ec;
             const handshake_request none;
-            co_await ws.handshake(l.host(), "/", none, ec);
+            std::tie(ec) = co_await ws.handshake(l.host(), "/", none, corows::use_tuple);
             BOOST_TEST(ec == err(expected_ec));
             BOOST_TEST(!ws.is_open());
         },
@@ -309,7 +309,7 @@ BOOST_AUTO_TEST_CASE(server_choosing_an_unoffered_subprotocol_fails_both_ends) {
         tcp_ws ws = co_await l.connect_ws(client_opts);
         corows::error_code ec;
         const handshake_request none;
-        co_await ws.handshake(l.host(), "/", none, ec);
+        std::tie(ec) = co_await ws.handshake(l.host(), "/", none, corows::use_tuple);
         BOOST_TEST(ec == err(error::bad_status));
         BOOST_TEST(!ws.is_open());
     });

@@ -574,6 +574,56 @@ BOOST_AUTO_TEST_CASE(direct_writes_hold_back_data_frames) {
     BOOST_TEST(!client->goes_direct(1 << 20, false));
 }
 
+// RFC 6455 §5.4: a fragmented message is its data opcode, then continuations, FIN on the last.
+BOOST_AUTO_TEST_CASE(a_direct_message_is_cut_into_frames_of_frame_size) {
+    corows::options o;
+    o.frame_size = 4;
+    auto c = open_connection(role::server, o);
+    c->begin_direct();
+    const bytes message = str("0123456789");
+    std::span<const std::uint8_t> rest(message);
+    std::vector<bytes> frames;
+    do {
+        std::array<std::uint8_t, corows::max_frame_header_size> head{};
+        auto f = c->next_direct_frame(head, corows::message_kind::binary, rest);
+        bytes frame(head.begin(), head.begin() + static_cast<long>(f.header_size));
+        frame.insert(frame.end(), f.payload.begin(), f.payload.end());
+        frames.push_back(frame);
+    } while (!rest.empty());
+    c->end_direct();
+    BOOST_REQUIRE(frames.size() == 3u);
+    const bytes first{0x02, 0x04, '0', '1', '2', '3'}, second{0x00, 0x04, '4', '5', '6', '7'},
+        last{0x80, 0x02, '8', '9'};
+    BOOST_TEST(frames[0] == first, boost::test_tools::per_element());
+    BOOST_TEST(frames[1] == second, boost::test_tools::per_element());
+    BOOST_TEST(frames[2] == last, boost::test_tools::per_element());
+    // The next direct message starts with its own opcode again; an empty one is one frame.
+    c->begin_direct();
+    std::span<const std::uint8_t> none;
+    std::array<std::uint8_t, corows::max_frame_header_size> head{};
+    auto f = c->next_direct_frame(head, corows::message_kind::text, none);
+    BOOST_TEST(f.header_size == 2u);
+    BOOST_TEST(head[0] == 0x81);
+    BOOST_TEST(head[1] == 0x00);
+    BOOST_TEST(f.payload.empty());
+    c->end_direct();
+}
+
+BOOST_AUTO_TEST_CASE(controls_go_between_direct_frames_until_our_close) {
+    auto c = open_connection(role::server);
+    c->begin_direct();
+    BOOST_TEST(!c->controls_between_frames());
+    BOOST_TEST(!c->send_ping(str("p"), t0));
+    BOOST_TEST(c->controls_between_frames());
+    const bytes ping{0x89, 0x01, 'p'};
+    BOOST_TEST(output(*c) == ping, boost::test_tools::per_element());
+    BOOST_TEST(!c->controls_between_frames());
+    BOOST_TEST(!c->start_close(1000, "", t0));
+    BOOST_TEST(!c->controls_between_frames()); // the close frame waits for the last fragment
+    c->end_direct();
+    BOOST_TEST(c->has_output());
+}
+
 // ---------------------------------------------------------------------- the send timeout
 
 namespace {

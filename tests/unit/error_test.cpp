@@ -71,4 +71,13 @@ BOOST_AUTO_TEST_CASE(sendable_close_codes) {
         BOOST_TEST(!corows::is_sendable_close_code(static_cast<std::uint16_t>(c)), c);
 }
 
+// A close may be asked for without a code (0: an empty close frame), never with one that
+// may not be sent.
+BOOST_AUTO_TEST_CASE(a_close_may_start_with_no_code_or_a_sendable_one) {
+    for (int c : {0, 1000, 1001, 1011, 3000, 4999})
+        BOOST_TEST(corows::may_close_with(static_cast<std::uint16_t>(c)), c);
+    for (int c : {1, 999, 1005, 1006, 1015, 5000})
+        BOOST_TEST(!corows::may_close_with(static_cast<std::uint16_t>(c)), c);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -31,7 +31,7 @@ error_code begin_close(const std::shared_ptr<transport<Stream>>& s, std::uint16_
 /// event mode, or this coroutine itself), until the transport is closed.
 template <class Stream>
 asio::awaitable<error_code> close(std::shared_ptr<transport<Stream>> s, std::uint16_t code, std::string_view reason) {
-    if (code != 0 && !is_sendable_close_code(code)) co_return error::bad_close_code;
+    if (!may_close_with(code)) co_return error::bad_close_code;
     auto state = s->conn.state();
     if (s->transport_closed || state == connection_state::connecting || state == connection_state::closed)
         co_return s->conn.close_sent() ? error_code{} : error_code(make_error_code(error::closed));
@@ -109,7 +109,7 @@ void websocket<Stream>::let_go() noexcept {
 
 template <class Stream>
 error_code websocket<Stream>::start_close(std::uint16_t code, std::string_view reason) {
-    if (code != 0 && !is_sendable_close_code(code)) return error::bad_close_code;
+    if (!may_close_with(code)) return error::bad_close_code;
     if (s_->transport_closed) return {};
     return detail::begin_close(s_, code, reason);
 }

@@ -44,21 +44,15 @@ asio::awaitable<error_code> write_direct(std::shared_ptr<transport<Stream>> s, s
         if (auto ec = s->conn.write_status()) co_return ec;
     }
     s->begin_direct(s);
-    std::size_t fs = s->conn.frame_size() ? s->conn.frame_size() : payload.size();
-    opcode op = data_opcode(kind);
     error_code ec;
     do {
-        auto part = payload.first(std::min(fs, payload.size()));
-        payload = payload.subspan(part.size());
         std::array<std::uint8_t, max_frame_header_size> head;
-        mask_key key;
-        std::size_t n = s->conn.direct_header(head, op, payload.empty(), part.size(), key);
-        std::array<asio::const_buffer, 2> bufs{asio::buffer(head.data(), n), asio::buffer(part.data(), part.size())};
+        auto frame = s->conn.next_direct_frame(head, kind, payload);
+        std::array<asio::const_buffer, 2> bufs{asio::buffer(head.data(), frame.header_size),
+                                               asio::buffer(frame.payload.data(), frame.payload.size())};
         co_await asio::async_write(s->stream, bufs, s->noting_progress(),
                                    asio::redirect_error(asio::use_awaitable, ec));
-        op = opcode::continuation;
-        if (!ec && !payload.empty() && s->conn.has_output() && !s->conn.close_sent()) {
-            // Only control frames: data waits for this message (write_slow, send).
+        if (!ec && !payload.empty() && s->conn.controls_between_frames()) {
             auto bytes = s->conn.take_output().bytes.data();
             co_await asio::async_write(s->stream, asio::buffer(bytes.data(), bytes.size()), s->noting_progress(),
                                        asio::redirect_error(asio::use_awaitable, ec));

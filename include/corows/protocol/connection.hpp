@@ -238,9 +238,26 @@ public:
                               std::uint64_t length, mask_key& key) {
         return writer_.frame_header_for(out, op, fin, false, length, key);
     }
+    /// One frame of a direct write: its header (in the caller's buffer) and its part of the
+    /// message, sent from the caller's memory after the header.
+    struct direct_frame {
+        std::size_t header_size = 0;           ///< bytes of the header written to `out`
+        std::span<const std::uint8_t> payload; ///< the frame's payload, a prefix of `rest`
+        mask_key key{};                        ///< client: the key `payload` must be masked with
+    };
+    /// The next frame of a direct message of `kind` whose unsent part is `rest` (advanced past
+    /// the frame): the first frame has the data opcode, the others are continuations, each
+    /// carries at most frame_size() bytes, and the one that empties `rest` has FIN (RFC 6455
+    /// §5.4). An empty message is one empty final frame.
+    direct_frame next_direct_frame(std::span<std::uint8_t, max_frame_header_size> out, message_kind kind,
+                                   std::span<const std::uint8_t>& rest);
+    /// Between two frames of a direct write, queued control frames go out now (take_output()):
+    /// data waits for the message to end, and after our close frame nothing more is sent.
+    bool controls_between_frames() const noexcept { return !pending_.empty() && !close_sent_; }
     /// The direct write is over.
     void end_direct() noexcept {
         direct_ = false;
+        direct_continues_ = false;
         if (inflight_.empty()) output_done();
     }
     /// Frame payload size for fragmentation (0: none).
@@ -339,6 +356,7 @@ private:
     bool peer_closed_first_ : 1 = false; // the peer's close frame came before ours
     bool timed_out_ : 1 = false;
     bool direct_ : 1 = false;
+    bool direct_continues_ : 1 = false; // a direct message's next frame is a continuation
     bool bounded_ : 1 = false; // bound_handshake()'s deadline is in timeout_at_
 };
 
