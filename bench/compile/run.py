@@ -29,7 +29,10 @@ def cpu_seconds(cmd):
 def best(compiler, opt, source, runs, out):
     # Asio 1.22 enables co_await for g++ only; corows' config.hpp does it for clang, and the
     # Asio-alone program needs it said.
-    cmd = [compiler, '-std=c++20', opt, '-I' + INCLUDE, '-DASIO_HAS_CO_AWAIT=1', '-DASIO_HAS_STD_COROUTINE=1', '-c', os.path.join(HERE, source), '-o', out]
+    # COROWS_HAS_TLS as corows.pc gives it to a TLS-enabled build's users (their headers then
+    # pull in Asio's SSL layer and OpenSSL's headers).
+    cmd = [compiler, '-std=c++20', opt, '-I' + INCLUDE, '-DASIO_HAS_CO_AWAIT=1', '-DASIO_HAS_STD_COROUTINE=1',
+           '-DCOROWS_HAS_TLS=1', '-c', os.path.join(HERE, source), '-o', out]
     return min(cpu_seconds(cmd) for _ in range(runs))
 
 

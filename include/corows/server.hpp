@@ -148,34 +148,12 @@ public:
         : basic_server(make_options(connection, threads)) {}
 
     /// A server whose streams `make_stream` builds from accepted sockets.
-    basic_server(server_options opts, stream_factory make_stream)
-        : opts_(std::move(opts)),
-          connection_opts_(std::make_shared<const options>(opts_.connection)),
-          make_stream_(std::move(make_stream)) {
-        if (opts_.threads == 0) opts_.threads = 1;
-        for (std::size_t i = 0; i < opts_.threads; ++i) workers_.push_back(std::make_unique<worker>());
-        // Every upgrade passes here: a client the balancer sent before it saw the health
-        // check fail must go elsewhere, whatever on_upgrade would say.
-        decide_ = [this](const http_request& req) -> upgrade_answer {
-            if (draining()) return upgrade_answer::refuse(503, "shutting down\n");
-            if (!opts_.on_upgrade) return {};
-            try {
-                return opts_.on_upgrade(req);
-            } catch (...) {
-                report(std::current_exception());
-                return upgrade_answer::refuse(500);
-            }
-        };
-    }
+    basic_server(server_options opts, stream_factory make_stream);
 
     basic_server(const basic_server&) = delete;
     basic_server& operator=(const basic_server&) = delete;
 
-    ~basic_server() {
-        // Connections abandoned in the io_contexts unregister as those are destroyed; they
-        // must not start a stop any more.
-        for (auto& w : workers_) w->finished = true;
-    }
+    ~basic_server();
 
     /// Binds and listens on `endpoint` (port 0: any free port); returns the bound endpoint.
     /// A Unix domain socket's path must not exist (stale files are the caller's to remove);
@@ -379,39 +357,7 @@ private:
         }
     }
 
-    void run_with(handler_type handler, bool raw) {
-        if (started_.exchange(true)) throw std::logic_error("corows::basic_server: run() called twice");
-        handler_ = std::move(handler);
-        raw_ = raw;
-        detail::admission_limits limits;
-        limits.connections = opts_.max_connections != 0 ? opts_.max_connections
-                                                         : detail::connections_for_descriptor_limit();
-        // A Unix domain socket's peers have no address to tell them apart.
-        limits.per_address = detail::is_tcp<protocol_type> ? opts_.max_connections_per_address : 0;
-        limits.handshakes = opts_.max_handshakes;
-        admission_ = std::make_unique<detail::admission>(limits);
-        for (std::size_t i = 0; i < workers_.size(); ++i) {
-            worker& w = *workers_[i];
-            w.work.emplace(w.ctx.get_executor());
-            for (auto& a : w.acceptors) {
-                ++w.accepting;
-                asio::co_spawn(w.ctx, accept_loop(a, w, i), [this](std::exception_ptr e) { report(e); });
-            }
-        }
-        {
-            // Joined on every way out of the block, as std::jthread would (libc++ 16 has none).
-            struct joined_threads {
-                std::vector<std::thread> threads;
-                ~joined_threads() {
-                    for (auto& t : threads) t.join();
-                }
-            } others;
-            for (std::size_t i = 1; i < workers_.size(); ++i)
-                others.threads.emplace_back([this, w = workers_[i].get()] { run_worker(*w); });
-            run_worker(*workers_[0]);
-        }
-        for (auto& w : workers_) w->finished = true;
-    }
+    void run_with(handler_type handler, bool raw);
 
     void run_worker(worker& w) noexcept {
         for (;;) {
@@ -619,11 +565,7 @@ private:
     using plan_ptr = std::shared_ptr<const drain_options>;
 
     // stop(grace) is a drain without notice or window: one path for both.
-    void stop_with(drain_options d) {
-        auto plan = std::make_shared<const drain_options>(std::move(d));
-        if (stop_requested_.exchange(true)) return;
-        for (auto& w : workers_) asio::post(w->ctx, [this, wp = w.get(), plan] { begin_drain(*wp, plan); });
-    }
+    void stop_with(drain_options d);
 
     // Runs on `w`'s thread: the notice, during which `w` accepts as before (decide_ refuses).
     void begin_drain(worker& w, plan_ptr plan) {
@@ -698,8 +640,86 @@ private:
     std::vector<std::unique_ptr<worker>> workers_;
 };
 
+template <class Stream>
+basic_server<Stream>::basic_server(server_options opts, stream_factory make_stream)
+    : opts_(std::move(opts)),
+      connection_opts_(std::make_shared<const options>(opts_.connection)),
+      make_stream_(std::move(make_stream)) {
+    if (opts_.threads == 0) opts_.threads = 1;
+    for (std::size_t i = 0; i < opts_.threads; ++i) workers_.push_back(std::make_unique<worker>());
+    // Every upgrade passes here: a client the balancer sent before it saw the health
+    // check fail must go elsewhere, whatever on_upgrade would say.
+    decide_ = [this](const http_request& req) -> upgrade_answer {
+        if (draining()) return upgrade_answer::refuse(503, "shutting down\n");
+        if (!opts_.on_upgrade) return {};
+        try {
+            return opts_.on_upgrade(req);
+        } catch (...) {
+            report(std::current_exception());
+            return upgrade_answer::refuse(500);
+        }
+    };
+}
+
+template <class Stream>
+basic_server<Stream>::~basic_server() {
+    // Connections abandoned in the io_contexts unregister as those are destroyed; they
+    // must not start a stop any more.
+    for (auto& w : workers_) w->finished = true;
+}
+
+template <class Stream>
+void basic_server<Stream>::run_with(handler_type handler, bool raw) {
+    if (started_.exchange(true)) throw std::logic_error("corows::basic_server: run() called twice");
+    handler_ = std::move(handler);
+    raw_ = raw;
+    detail::admission_limits limits;
+    limits.connections = opts_.max_connections != 0 ? opts_.max_connections
+                                                     : detail::connections_for_descriptor_limit();
+    // A Unix domain socket's peers have no address to tell them apart.
+    limits.per_address = detail::is_tcp<protocol_type> ? opts_.max_connections_per_address : 0;
+    limits.handshakes = opts_.max_handshakes;
+    admission_ = std::make_unique<detail::admission>(limits);
+    for (std::size_t i = 0; i < workers_.size(); ++i) {
+        worker& w = *workers_[i];
+        w.work.emplace(w.ctx.get_executor());
+        for (auto& a : w.acceptors) {
+            ++w.accepting;
+            asio::co_spawn(w.ctx, accept_loop(a, w, i), [this](std::exception_ptr e) { report(e); });
+        }
+    }
+    {
+        // Joined on every way out of the block, as std::jthread would (libc++ 16 has none).
+        struct joined_threads {
+            std::vector<std::thread> threads;
+            ~joined_threads() {
+                for (auto& t : threads) t.join();
+            }
+        } others;
+        for (std::size_t i = 1; i < workers_.size(); ++i)
+            others.threads.emplace_back([this, w = workers_[i].get()] { run_worker(*w); });
+        run_worker(*workers_[0]);
+    }
+    for (auto& w : workers_) w->finished = true;
+}
+
+template <class Stream>
+void basic_server<Stream>::stop_with(drain_options d) {
+    auto plan = std::make_shared<const drain_options>(std::move(d));
+    if (stop_requested_.exchange(true)) return;
+    for (auto& w : workers_) asio::post(w->ctx, [this, wp = w.get(), plan] { begin_drain(*wp, plan); });
+}
+
 /// The plain-TCP server.
 using server = basic_server<asio::ip::tcp::socket>;
+
+#ifndef COROWS_HEADER_ONLY
+// Compiled in the library (see corows/detail/instances.hpp).
+extern template class basic_server<asio::ip::tcp::socket>;
+#if defined(COROWS_HAS_TLS)
+extern template class basic_server<tls_stream>;
+#endif
+#endif
 
 /// A server on Unix domain sockets: listen() takes asio::local::stream_protocol::endpoint
 /// (a path), handlers get websocket<asio::local::stream_protocol::socket>.

@@ -515,3 +515,14 @@ private:
 #include <corows/impl/write.hpp>
 
 #include <corows/connection_handle.hpp>
+
+#include <corows/detail/instances.hpp>
+#if defined(COROWS_HAS_TLS)
+#include <corows/tls_stream.hpp>
+#endif
+#ifndef COROWS_HEADER_ONLY
+COROWS_DETAIL_WEBSOCKET_INSTANCES(extern, asio::ip::tcp::socket)
+#if defined(COROWS_HAS_TLS)
+COROWS_DETAIL_WEBSOCKET_INSTANCES(extern, corows::tls_stream)
+#endif
+#endif
