@@ -1,8 +1,10 @@
+#include <corows/detail/byte_order.hpp>
 #include <corows/detail/shared_inflater.hpp>
 #include <corows/protocol/mask.hpp>
 #include <corows/protocol/message_reader.hpp>
 
 #include <algorithm>
+#include <cstdint>
 
 namespace corows {
 namespace {
@@ -32,8 +34,12 @@ message_reader::message_reader(const reader_config& cfg) noexcept
     : max_message_size_(cfg.max_message_size) {
     rules_.receiver = cfg.local;
     // A frame can never be longer than the message it belongs to; compressed frames may be
-    // a little longer than their inflated size (stored blocks), hence the slack.
-    rules_.max_frame_size = cfg.max_message_size + cfg.max_message_size / 64 + 1024;
+    // a little longer than their inflated size (stored blocks), hence the slack. In 64 bits and
+    // saturated (in size_t a limit near SIZE_MAX wrapped round to 64 MiB on 32-bit targets),
+    // then capped at SIZE_MAX: no frame is longer than a size_t can count, compressed or not.
+    const std::uint64_t limit = cfg.max_message_size;
+    const std::uint64_t slack = limit / 64 + 1024;
+    rules_.max_frame_size = std::min<std::uint64_t>(limit > UINT64_MAX - slack ? UINT64_MAX : limit + slack, SIZE_MAX);
 }
 
 void message_reader::enable_deflate(const deflate_direction& peer) noexcept {
@@ -187,7 +193,7 @@ read_result message_reader::control_event(const frame_header& h, std::span<std::
         return r;
     }
     if (payload.size() == 1) return failure(error::bad_close_payload);
-    r.code = static_cast<std::uint16_t>(payload[0] << 8 | payload[1]);
+    r.code = static_cast<std::uint16_t>(detail::load_big_endian<2>(payload.data()));
     if (!is_sendable_close_code(r.code)) return failure(error::bad_close_code);
     auto reason = payload.subspan(2);
     if (!is_valid_utf8(reason)) return failure(error::invalid_utf8);
