@@ -1,5 +1,7 @@
 #include "final_padding.hpp"
 
+#include <corows/detail/byte_order.hpp>
+
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -25,10 +27,7 @@ public:
     /// Makes at least 56 bits available to peek() and skip().
     void refill() noexcept {
         if (end_ - next_ >= 8) {
-            std::uint64_t w;
-            std::memcpy(&w, next_, 8);
-            if constexpr (std::endian::native == std::endian::big) w = byteswap(w);
-            bits_ |= w << held_;
+            bits_ |= load_little_endian64(next_) << held_;
             next_ += (63 - held_) / 8;
             held_ |= 56;
             return;
@@ -63,12 +62,6 @@ public:
     bool ok() const noexcept { return position() <= static_cast<std::size_t>(end_ - begin_) * 8; }
 
 private:
-    static std::uint64_t byteswap(std::uint64_t v) noexcept {
-        std::uint64_t r = 0;
-        for (int i = 0; i < 8; ++i) r = (r << 8) | ((v >> (8 * i)) & 0xffu);
-        return r;
-    }
-
     const std::uint8_t* begin_;
     const std::uint8_t* next_;
     const std::uint8_t* end_;

@@ -1,3 +1,4 @@
+#include <corows/detail/byte_order.hpp>
 #include <corows/detail/sha1.hpp>
 
 #include <bit>
@@ -11,16 +12,12 @@ constexpr std::size_t block_size = 64;
 
 std::uint32_t load_be32(const std::uint8_t* p) noexcept
 {
-    return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) |
-           (std::uint32_t{p[2]} << 8) | std::uint32_t{p[3]};
+    return static_cast<std::uint32_t>(load_big_endian<4>(p));
 }
 
 void store_be32(std::uint8_t* p, std::uint32_t v) noexcept
 {
-    p[0] = static_cast<std::uint8_t>(v >> 24);
-    p[1] = static_cast<std::uint8_t>(v >> 16);
-    p[2] = static_cast<std::uint8_t>(v >> 8);
-    p[3] = static_cast<std::uint8_t>(v);
+    store_big_endian<4>(p, v);
 }
 
 // The schedule is kept as a rolling 16-word window (RFC 3174 §6.2, method 2):

@@ -1,3 +1,4 @@
+#include <corows/detail/byte_order.hpp>
 #include <corows/detail/tls13_records.hpp>
 
 #include <openssl/core_names.h>
@@ -40,8 +41,8 @@ bool expand_label(tls13_suite s, const tls13_secret& secret, std::string_view la
                   std::size_t n) {
     std::array<std::uint8_t, 2 + 1 + 6 + 32 + 1 + 1> info{};
     std::size_t i = 0;
-    info[i++] = static_cast<std::uint8_t>(n >> 8);
-    info[i++] = static_cast<std::uint8_t>(n);
+    store_big_endian<2>(info.data() + i, n);
+    i += 2;
     info[i++] = static_cast<std::uint8_t>(6 + label.size());
     std::memcpy(info.data() + i, "tls13 ", 6);
     i += 6;
@@ -68,7 +69,7 @@ tls13_opened failed(int reason, std::uint8_t alert) noexcept {
 }
 
 std::size_t record_length(std::span<const std::uint8_t> in) noexcept {
-    return static_cast<std::size_t>(in[3]) << 8 | in[4];
+    return static_cast<std::size_t>(load_big_endian<2>(in.data() + 3));
 }
 
 } // namespace
@@ -123,8 +124,10 @@ bool tls13_records::update_write_key() { return update(write_, true); }
 void tls13_records::nonce(const direction& d, std::uint8_t* out) noexcept {
     // RFC 8446 §5.3: the sequence number, big-endian and left-padded to the IV's length,
     // XORed with the IV.
+    std::array<std::uint8_t, 8> seq;
+    store_big_endian<8>(seq.data(), d.seq);
     std::memcpy(out, d.iv.data(), d.iv.size());
-    for (std::size_t i = 0; i < 8; ++i) out[d.iv.size() - 1 - i] ^= static_cast<std::uint8_t>(d.seq >> (8 * i));
+    for (std::size_t i = 0; i < 8; ++i) out[d.iv.size() - 8 + i] ^= seq[i];
 }
 
 bool tls13_records::restart(direction& d, std::uint8_t* iv, std::uint8_t* tag) noexcept {
@@ -160,8 +163,7 @@ bool tls13_records::seal(std::span<const std::uint8_t> data, tls_content type, s
         rec[0] = static_cast<std::uint8_t>(tls_content::application_data);
         rec[1] = 3;
         rec[2] = 3;
-        rec[3] = static_cast<std::uint8_t>(length >> 8);
-        rec[4] = static_cast<std::uint8_t>(length);
+        store_big_endian<2>(rec + 3, length);
         std::array<std::uint8_t, 12> iv{};
         nonce(write_, iv.data());
         const auto inner_type = static_cast<std::uint8_t>(type);

@@ -1,3 +1,4 @@
+#include <corows/detail/byte_order.hpp>
 #include <corows/detail/tls_engine.hpp>
 
 #include <openssl/bio.h>
@@ -101,8 +102,7 @@ std::span<const std::uint8_t> bytes(const std::vector<std::uint8_t>& v) noexcept
 bool only_whole_tickets(std::span<const std::uint8_t> content) noexcept {
     while (!content.empty()) {
         if (content.size() < 4 || content[0] != 4) return false;
-        const std::size_t length = static_cast<std::size_t>(content[1]) << 16 |
-                                   static_cast<std::size_t>(content[2]) << 8 | content[3];
+        const auto length = static_cast<std::size_t>(load_big_endian<3>(content.data() + 1));
         if (content.size() - 4 < length) return false;
         content = content.subspan(4 + length);
     }

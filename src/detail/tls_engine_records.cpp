@@ -1,6 +1,7 @@
 // The engine's records once OpenSSL has let go (detach_openssl()): reading and checking
 // what the peer sends through tls13_records, and the alerts and KeyUpdates that come with it.
 // Writing stays beside OpenSSL's path in tls_engine.cpp, one branch each.
+#include <corows/detail/byte_order.hpp>
 #include <corows/detail/tls_engine.hpp>
 
 #include <openssl/err.h>
@@ -153,8 +154,7 @@ tls_status tls_engine::handshake_record(std::span<const std::uint8_t> content) n
             hs_head_size_ = static_cast<std::uint8_t>(hs_head_size_ + n);
             content = content.subspan(n);
             if (hs_head_size_ < hs_head_.size()) break; // the rest of the header comes next record
-            hs_left_ = static_cast<std::uint32_t>(hs_head_[1]) << 16 | static_cast<std::uint32_t>(hs_head_[2]) << 8 |
-                       hs_head_[3];
+            hs_left_ = static_cast<std::uint32_t>(load_big_endian<3>(hs_head_.data() + 1));
             if (hs_head_[0] == 24) {
                 if (hs_left_ != 1) return fail(SSL_R_BAD_KEY_UPDATE, SSL_AD_DECODE_ERROR);
             } else if (hs_head_[0] != 4 || !client_) {

@@ -96,12 +96,11 @@ std::size_t encode_frame_header(const frame_header& h,
         n = 2;
     } else if (len <= 0xFFFF) {
         out[1] = static_cast<std::uint8_t>(mask_bit | 126u);
-        out[2] = static_cast<std::uint8_t>(len >> 8);
-        out[3] = static_cast<std::uint8_t>(len);
+        detail::store_big_endian<2>(out.data() + 2, len);
         n = 4;
     } else {
         out[1] = static_cast<std::uint8_t>(mask_bit | 127u);
-        for (std::size_t i = 0; i < 8; ++i) out[2 + i] = static_cast<std::uint8_t>(len >> (56 - 8 * i));
+        detail::store_big_endian<8>(out.data() + 2, len);
         n = 10;
     }
     if (h.masked) {

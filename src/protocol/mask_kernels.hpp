@@ -2,6 +2,8 @@
 // decoder (frame_batch.cpp), which inlines its own short-payload kernel into its loop.
 #pragma once
 
+#include <corows/detail/byte_order.hpp>
+
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -16,10 +18,7 @@ namespace corows::detail {
 
 /// Key bytes as laid out in memory for a payload that starts `shift` (0-3) bytes into a period.
 inline std::uint32_t rotate_key(std::uint32_t k, unsigned shift) noexcept {
-    if constexpr (std::endian::native == std::endian::little)
-        return std::rotr(k, static_cast<int>(8 * shift));
-    else
-        return std::rotl(k, static_cast<int>(8 * shift));
+    return rotate_bytes_toward_first(k, shift);
 }
 
 inline std::uint64_t widen(std::uint32_t k) noexcept { return k | (std::uint64_t{k} << 32); }

@@ -1,3 +1,4 @@
+#include <corows/detail/byte_order.hpp>
 #include <corows/detail/shared_compressor.hpp>
 #include <corows/protocol/mask.hpp>
 #include <corows/protocol/message_writer.hpp>
@@ -105,8 +106,7 @@ void message_writer::append_close(byte_buffer& out, std::uint16_t code, std::str
     std::uint8_t body[125];
     std::size_t n = 0;
     if (code != 0) {
-        body[0] = static_cast<std::uint8_t>(code >> 8);
-        body[1] = static_cast<std::uint8_t>(code);
+        detail::store_big_endian<2>(body, code);
         reason = truncate_utf8(reason, max_close_reason);
         if (!reason.empty()) std::memcpy(body + 2, reason.data(), reason.size());
         n = 2 + reason.size();

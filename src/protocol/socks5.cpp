@@ -1,5 +1,6 @@
 // The SOCKS5 half of corows/protocol/proxy.hpp: RFC 1928 messages, RFC 1929 authentication.
 #include <corows/condition.hpp>
+#include <corows/detail/byte_order.hpp>
 #include <corows/protocol/proxy.hpp>
 
 #include <algorithm>
@@ -53,8 +54,9 @@ std::string hex_byte(std::uint8_t b) {
 }
 
 void append_port(std::vector<std::uint8_t>& out, std::uint16_t port) {
-    out.push_back(static_cast<std::uint8_t>(port >> 8));
-    out.push_back(static_cast<std::uint8_t>(port & 0xff));
+    std::uint8_t bytes[2];
+    detail::store_big_endian<2>(bytes, port);
+    out.insert(out.end(), bytes, bytes + 2);
 }
 
 } // namespace

@@ -1,6 +1,7 @@
 // The RFC 6455 §5 frame codec: decodes frames by position and encodes frame headers.
 #pragma once
 
+#include <corows/detail/byte_order.hpp>
 #include <corows/error.hpp>
 
 #include <array>
@@ -79,14 +80,6 @@ namespace detail {
 /// and violations, which it reports in header order from as few bytes as show them.
 decoded_frame decode_frame_general(std::span<const std::uint8_t> buffer, std::size_t pos,
                                    const frame_rules& rules) noexcept;
-
-/// The big-endian unsigned integer in `N` bytes at `p`.
-template <std::size_t N>
-constexpr std::uint64_t load_big_endian(const std::uint8_t* p) noexcept {
-    std::uint64_t v = 0;
-    for (std::size_t i = 0; i < N; ++i) v = (v << 8) | p[i];
-    return v;
-}
 
 /// For each first header byte, the bound the second one must stay under once its MASK bit
 /// is flipped to 0 when it has the expected value: 128 for a data frame, 126 for a control
