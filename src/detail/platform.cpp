@@ -1,8 +1,11 @@
 // The OS calls behind corows/detail/platform.hpp.
 #include <corows/detail/platform.hpp>
 
-#ifndef _WIN32
+#ifdef _WIN32
+#include <winsock2.h>
+#else
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #endif
@@ -11,12 +14,40 @@ namespace corows::detail {
 
 #ifdef _WIN32
 
+socket_flag listener_address_option() noexcept { return socket_flag(SOL_SOCKET, SO_EXCLUSIVEADDRUSE, true); }
+
+socket_flag reuse_port_option(bool on) noexcept { return socket_flag(SOL_SOCKET, 0, on); }
+
+std::error_code socket_error(std::errc e) noexcept {
+    switch (e) {
+    case std::errc::connection_reset: return {WSAECONNRESET, std::system_category()};
+    case std::errc::connection_aborted: return {WSAECONNABORTED, std::system_category()};
+    case std::errc::not_connected: return {WSAENOTCONN, std::system_category()};
+    // Winsock's send() on a socket shut down for writing.
+    case std::errc::broken_pipe: return {WSAESHUTDOWN, std::system_category()};
+    case std::errc::timed_out: return {WSAETIMEDOUT, std::system_category()};
+    default: return {static_cast<int>(e), std::system_category()};
+    }
+}
+
 // See the header: no descriptor limit to read, a bound on memory instead.
 std::size_t descriptor_limit() noexcept { return 16384; }
 
 std::size_t raise_descriptor_limit(std::size_t) noexcept { return descriptor_limit(); }
 
 #else
+
+socket_flag listener_address_option() noexcept { return socket_flag(SOL_SOCKET, SO_REUSEADDR, true); }
+
+socket_flag reuse_port_option(bool on) noexcept {
+#ifdef SO_REUSEPORT
+    return socket_flag(SOL_SOCKET, SO_REUSEPORT, on);
+#else
+    return socket_flag(SOL_SOCKET, 0, on);
+#endif
+}
+
+std::error_code socket_error(std::errc e) noexcept { return {static_cast<int>(e), std::system_category()}; }
 
 std::size_t descriptor_limit() noexcept {
     rlimit lim{};

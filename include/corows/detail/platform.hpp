@@ -1,40 +1,39 @@
 // Every difference between the operating systems corows runs on, in one place: how a TCP
 // listener holds its port, whether threads can share one, whether Unix domain sockets exist,
 // the descriptor limit behind the default connection limit, and a Unix server's socket file.
-// The OS calls behind it are in src/detail/platform.cpp, so that no <sys/...> or <windows.h>
-// header beyond Asio's own reaches a user's program through corows.
+// The OS calls and constants behind it are in src/detail/platform.cpp, so that no <sys/...>,
+// <winsock2.h> or Asio header reaches a user's program (or the protocol core) through it.
 #pragma once
-
-#include <corows/asio.hpp>
 
 #include <cstddef>
 #include <string>
+#include <system_error>
 #include <utility>
 
 // Unix domain sockets (asio::local): not on Windows, so there is no corows::unix_server,
 // connect_unix() or Redis link over a socket file there. Asio does declare them for Windows 10
 // (AF_UNIX since version 1803), but nothing could test them here (wine 8 has no AF_UNIX) and
 // a socket file's lifetime (socket_file) is POSIX's.
-#if !defined(_WIN32) && (defined(ASIO_HAS_LOCAL_SOCKETS) || defined(BOOST_ASIO_HAS_LOCAL_SOCKETS))
-#define COROWS_HAS_UNIX_SOCKETS 1
-#else
+#ifdef _WIN32
 #define COROWS_HAS_UNIX_SOCKETS 0
+#else
+#define COROWS_HAS_UNIX_SOCKETS 1
 #endif
 
 namespace corows::detail {
 
-/// An int-valued SOL_SOCKET option for Asio's set_option(); the SO_ constants come from the
-/// socket headers Asio includes anyway.
+/// An int-valued socket option for Asio's set_option() (its SettableSocketOption).
 class socket_flag {
 public:
-    /// Option `name` (an SO_ constant) set to `on`.
-    socket_flag(int name, bool on) noexcept : name_(name), value_(on ? 1 : 0) {}
-    template <class Protocol> int level(const Protocol&) const noexcept { return SOL_SOCKET; }
+    /// Option `name` of level `level` set to `on`.
+    socket_flag(int level, int name, bool on) noexcept : level_(level), name_(name), value_(on ? 1 : 0) {}
+    template <class Protocol> int level(const Protocol&) const noexcept { return level_; }
     template <class Protocol> int name(const Protocol&) const noexcept { return name_; }
     template <class Protocol> const void* data(const Protocol&) const noexcept { return &value_; }
     template <class Protocol> std::size_t size(const Protocol&) const noexcept { return sizeof(value_); }
 
 private:
+    int level_;
     int name_;
     int value_;
 };
@@ -44,31 +43,35 @@ private:
 /// connections in TIME_WAIT; another listener is still refused). On Windows SO_REUSEADDR
 /// would let any other socket bind the same port and steal connections, and a port in
 /// TIME_WAIT can be bound there anyway: SO_EXCLUSIVEADDRUSE instead.
-inline socket_flag listener_address_option() noexcept {
-#ifdef _WIN32
-    return socket_flag(SO_EXCLUSIVEADDRUSE, true);
-#else
-    return socket_flag(SO_REUSEADDR, true);
-#endif
-}
+socket_flag listener_address_option() noexcept;
 
-/// True where SO_REUSEPORT exists and spreads incoming connections over the sockets sharing
-/// a port (Linux): only there does a server give each thread its own listener.
+/// True where SO_REUSEPORT spreads incoming connections over the sockets sharing a port
+/// (Linux): only there does a server give each thread its own listener.
 inline constexpr bool reuse_port_balances =
-#if defined(__linux__) && defined(SO_REUSEPORT)
+#ifdef __linux__
+    true;
+#else
+    false;
+#endif
+
+/// True where /proc/self describes this process (Linux): the tests read its memory and
+/// descriptors there.
+inline constexpr bool has_proc_self =
+#ifdef __linux__
     true;
 #else
     false;
 #endif
 
 /// SO_REUSEPORT set to `on`; only called where reuse_port_balances.
-inline socket_flag reuse_port_option(bool on) noexcept {
-#if defined(__linux__) && defined(SO_REUSEPORT)
-    return socket_flag(SO_REUSEPORT, on);
-#else
-    return socket_flag(0, on);
-#endif
-}
+socket_flag reuse_port_option(bool on) noexcept;
+
+/// `e` as the operating system's socket calls report it in std::system_category(): errno's
+/// value on POSIX; on Windows the Winsock code (WSAECONNRESET for connection_reset, ...),
+/// which that category maps to no std::errc, for the few errors corows classifies
+/// (connection_reset, connection_aborted, not_connected, broken_pipe, timed_out); other
+/// values as on POSIX.
+std::error_code socket_error(std::errc e) noexcept;
 
 /// How many descriptors (sockets and files) this process may have open, for the default
 /// connection limit: RLIMIT_NOFILE's soft limit on POSIX, 0 where it is unlimited or
