@@ -1,6 +1,8 @@
 #include <corows/condition.hpp>
 #include <corows/detail/platform.hpp>
 
+#include "detail/enum_category.hpp"
+
 #include <cstring>
 #include <string>
 
@@ -17,26 +19,27 @@ bool lost(const std::error_code& code, std::errc e) noexcept {
     return code == e || code == detail::socket_error(e);
 }
 
-class condition_category_impl final : public std::error_category {
-public:
-    const char* name() const noexcept override { return "corows.condition"; }
-
-    std::string message(int ev) const override {
-        switch (static_cast<condition>(ev)) {
-        case condition::closed: return "the connection was closed";
-        case condition::connection_lost: return "the connection was lost";
-        case condition::timeout: return "timed out";
-        case condition::protocol_error: return "the peer broke the WebSocket protocol";
-        case condition::too_big: return "over a size limit";
-        case condition::handshake_failed: return "the opening handshake failed";
-        case condition::handshake_refused: return "the opening handshake was refused";
-        case condition::tls: return "TLS failed";
-        case condition::bad_url: return "invalid URL";
-        case condition::proxy: return "the proxy failed";
-        case condition::redis: return "the Redis backplane failed";
-        }
-        return "unknown corows condition";
+const char* message_of(condition c) noexcept {
+    switch (c) {
+    case condition::closed: return "the connection was closed";
+    case condition::connection_lost: return "the connection was lost";
+    case condition::timeout: return "timed out";
+    case condition::protocol_error: return "the peer broke the WebSocket protocol";
+    case condition::too_big: return "over a size limit";
+    case condition::handshake_failed: return "the opening handshake failed";
+    case condition::handshake_refused: return "the opening handshake was refused";
+    case condition::tls: return "TLS failed";
+    case condition::bad_url: return "invalid URL";
+    case condition::proxy: return "the proxy failed";
+    case condition::redis: return "the Redis backplane failed";
     }
+    return nullptr;
+}
+
+class condition_category_impl final : public detail::named_category<condition> {
+public:
+    condition_category_impl() noexcept
+        : detail::named_category<condition>("corows.condition", message_of, "unknown corows condition") {}
 
     // Codes of categories that know nothing of corows: the corows categories answer for
     // their own codes in their equivalent(int, condition). Asio's categories are matched by

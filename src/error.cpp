@@ -1,6 +1,8 @@
 #include <corows/condition.hpp>
 #include <corows/error.hpp>
 
+#include "detail/enum_category.hpp"
+
 #include <string>
 
 // The Redis enumerators of corows::error are deprecated for users; their messages and
@@ -68,78 +70,67 @@ condition condition_of(error e) noexcept {
     return condition{};
 }
 
-class corows_category final : public std::error_category {
-public:
-    const char* name() const noexcept override { return "corows"; }
-
-    std::string message(int ev) const override {
-        switch (static_cast<error>(ev)) {
-        case error::reserved_opcode: return "reserved opcode";
-        case error::reserved_bits: return "reserved bits set without a negotiated extension";
-        case error::fragmented_control: return "fragmented control frame";
-        case error::control_too_big: return "control frame payload over 125 bytes";
-        case error::bad_length: return "invalid frame length encoding";
-        case error::mask_required: return "client frame is not masked";
-        case error::unexpected_mask: return "server frame is masked";
-        case error::frame_too_big: return "frame exceeds the size limit";
-        case error::bad_continuation: return "continuation frame without a message in progress";
-        case error::expected_continuation: return "new message while a fragmented message is in progress";
-        case error::message_too_big: return "message exceeds the size limit";
-        case error::invalid_utf8: return "invalid UTF-8";
-        case error::bad_close_code: return "invalid close code";
-        case error::bad_close_payload: return "invalid close frame payload";
-        case error::http_parse_error: return "malformed HTTP message";
-        case error::header_too_large: return "HTTP header exceeds the size limit";
-        case error::too_many_headers: return "too many HTTP header fields";
-        case error::bad_method: return "upgrade request method is not GET";
-        case error::bad_http_version: return "HTTP version is not 1.1";
-        case error::missing_host: return "missing Host header";
-        case error::bad_upgrade: return "Upgrade header does not name websocket";
-        case error::bad_connection: return "Connection header does not name upgrade";
-        case error::bad_key: return "invalid Sec-WebSocket-Key";
-        case error::bad_version: return "unsupported Sec-WebSocket-Version";
-        case error::bad_status: return "server did not answer 101 Switching Protocols";
-        case error::bad_accept: return "Sec-WebSocket-Accept does not match the key";
-        case error::bad_subprotocol: return "server chose a subprotocol that was not offered";
-        case error::bad_extension: return "invalid Sec-WebSocket-Extensions";
-        case error::inflate_failed: return "invalid compressed data";
-        case error::deflate_failed: return "compression failed";
-        case error::bad_compressed_frame: return "RSV1 set on a continuation or control frame";
-        case error::closed: return "connection closed";
-        case error::timeout: return "timeout";
-        case error::handshake_failed: return "WebSocket handshake failed";
-        case error::operation_in_progress: return "another operation of this kind is in progress";
-        case error::http_version_not_supported: return "HTTP version not supported (only HTTP/1.1 upgrades)";
-        case error::bad_content_length: return "malformed or conflicting Content-Length";
-        case error::conflicting_length: return "both Content-Length and Transfer-Encoding";
-        case error::upgrade_with_body: return "upgrade request with a body";
-        case error::body_too_large: return "HTTP body exceeds the size limit";
-        case error::length_required: return "HTTP body without Content-Length";
-        case error::handshake_closed: return "the server closed the connection during the HTTP upgrade";
-        case error::bad_chunked_encoding: return "malformed chunked body";
-        case error::tls_answer: return "the server answered the HTTP upgrade with TLS";
-        case error::backplane_error: return "the backplane's server answered with an error";
-        case error::redis_auth_failed: return "Redis refused the authentication";
-        case error::redis_protocol_error: return "malformed, unexpected or oversized data from Redis";
-        case error::proxy_refused: return "the proxy refused the tunnel";
-        case error::proxy_auth_failed: return "the proxy needs credentials or refused them";
-        case error::proxy_protocol_error: return "malformed, unexpected or oversized data from the proxy";
-        case error::send_timeout: return "send timeout: the peer took none of the queued output within options::send_timeout";
-        }
-        return "unknown corows error";
+const char* message_of(error e) noexcept {
+    switch (e) {
+    case error::reserved_opcode: return "reserved opcode";
+    case error::reserved_bits: return "reserved bits set without a negotiated extension";
+    case error::fragmented_control: return "fragmented control frame";
+    case error::control_too_big: return "control frame payload over 125 bytes";
+    case error::bad_length: return "invalid frame length encoding";
+    case error::mask_required: return "client frame is not masked";
+    case error::unexpected_mask: return "server frame is masked";
+    case error::frame_too_big: return "frame exceeds the size limit";
+    case error::bad_continuation: return "continuation frame without a message in progress";
+    case error::expected_continuation: return "new message while a fragmented message is in progress";
+    case error::message_too_big: return "message exceeds the size limit";
+    case error::invalid_utf8: return "invalid UTF-8";
+    case error::bad_close_code: return "invalid close code";
+    case error::bad_close_payload: return "invalid close frame payload";
+    case error::http_parse_error: return "malformed HTTP message";
+    case error::header_too_large: return "HTTP header exceeds the size limit";
+    case error::too_many_headers: return "too many HTTP header fields";
+    case error::bad_method: return "upgrade request method is not GET";
+    case error::bad_http_version: return "HTTP version is not 1.1";
+    case error::missing_host: return "missing Host header";
+    case error::bad_upgrade: return "Upgrade header does not name websocket";
+    case error::bad_connection: return "Connection header does not name upgrade";
+    case error::bad_key: return "invalid Sec-WebSocket-Key";
+    case error::bad_version: return "unsupported Sec-WebSocket-Version";
+    case error::bad_status: return "server did not answer 101 Switching Protocols";
+    case error::bad_accept: return "Sec-WebSocket-Accept does not match the key";
+    case error::bad_subprotocol: return "server chose a subprotocol that was not offered";
+    case error::bad_extension: return "invalid Sec-WebSocket-Extensions";
+    case error::inflate_failed: return "invalid compressed data";
+    case error::deflate_failed: return "compression failed";
+    case error::bad_compressed_frame: return "RSV1 set on a continuation or control frame";
+    case error::closed: return "connection closed";
+    case error::timeout: return "timeout";
+    case error::handshake_failed: return "WebSocket handshake failed";
+    case error::operation_in_progress: return "another operation of this kind is in progress";
+    case error::http_version_not_supported: return "HTTP version not supported (only HTTP/1.1 upgrades)";
+    case error::bad_content_length: return "malformed or conflicting Content-Length";
+    case error::conflicting_length: return "both Content-Length and Transfer-Encoding";
+    case error::upgrade_with_body: return "upgrade request with a body";
+    case error::body_too_large: return "HTTP body exceeds the size limit";
+    case error::length_required: return "HTTP body without Content-Length";
+    case error::handshake_closed: return "the server closed the connection during the HTTP upgrade";
+    case error::bad_chunked_encoding: return "malformed chunked body";
+    case error::tls_answer: return "the server answered the HTTP upgrade with TLS";
+    case error::backplane_error: return "the backplane's server answered with an error";
+    case error::redis_auth_failed: return "Redis refused the authentication";
+    case error::redis_protocol_error: return "malformed, unexpected or oversized data from Redis";
+    case error::proxy_refused: return "the proxy refused the tunnel";
+    case error::proxy_auth_failed: return "the proxy needs credentials or refused them";
+    case error::proxy_protocol_error: return "malformed, unexpected or oversized data from the proxy";
+    case error::send_timeout: return "send timeout: the peer took none of the queued output within options::send_timeout";
     }
-
-    bool equivalent(int code, const std::error_condition& cond) const noexcept override {
-        if (cond.category() == condition_category())
-            return detail::is_condition(cond, condition_of(static_cast<error>(code)));
-        return std::error_category::equivalent(code, cond);
-    }
-};
+    return nullptr;
+}
 
 } // namespace
 
 const std::error_category& error_category() noexcept {
-    static const corows_category instance;
+    static const detail::enum_category<error> instance("corows", message_of, "unknown corows error", condition_of);
     return instance;
 }
 

@@ -1,35 +1,30 @@
 #include <corows/condition.hpp>
 #include <corows/redis_error.hpp>
 
+#include "detail/enum_category.hpp"
+
 #include <string>
 
 namespace corows {
 namespace {
 
-class redis_category final : public std::error_category {
-public:
-    const char* name() const noexcept override { return "corows.redis"; }
-
-    std::string message(int ev) const override {
-        switch (static_cast<redis_error>(ev)) {
-        case redis_error::server_error: return "Redis answered with an error";
-        case redis_error::auth_failed: return "Redis refused the authentication";
-        case redis_error::protocol_error: return "malformed, unexpected or oversized data from Redis";
-        }
-        return "unknown Redis error";
+const char* message_of(redis_error e) noexcept {
+    switch (e) {
+    case redis_error::server_error: return "Redis answered with an error";
+    case redis_error::auth_failed: return "Redis refused the authentication";
+    case redis_error::protocol_error: return "malformed, unexpected or oversized data from Redis";
     }
+    return nullptr;
+}
 
-    bool equivalent(int code, const std::error_condition& cond) const noexcept override {
-        if (code >= 1 && code <= static_cast<int>(redis_error::protocol_error))
-            return detail::is_condition(cond, condition::redis);
-        return std::error_category::equivalent(code, cond);
-    }
-};
+// Every code of this category is a failure of the backplane.
+condition condition_of(redis_error) noexcept { return condition::redis; }
 
 } // namespace
 
 const std::error_category& redis_error_category() noexcept {
-    static const redis_category instance;
+    static const detail::enum_category<redis_error> instance("corows.redis", message_of, "unknown Redis error",
+                                                             condition_of);
     return instance;
 }
 

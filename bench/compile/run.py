@@ -29,10 +29,11 @@ def cpu_seconds(cmd):
 def best(compiler, opt, source, runs, out):
     # Asio 1.22 enables co_await for g++ only; corows' config.hpp does it for clang, and the
     # Asio-alone program needs it said.
-    # COROWS_HAS_TLS as corows.pc gives it to a TLS-enabled build's users (their headers then
-    # pull in Asio's SSL layer and OpenSSL's headers).
+    # The defines corows.pc gives a TLS-enabled build's users: COROWS_HAS_TLS (their headers then
+    # pull in Asio's SSL layer and OpenSSL's headers) and COROWS_INSTANCES (the library has the
+    # common types compiled: corows/detail/instances.hpp).
     cmd = [compiler, '-std=c++20', opt, '-I' + INCLUDE, '-DASIO_HAS_CO_AWAIT=1', '-DASIO_HAS_STD_COROUTINE=1',
-           '-DCOROWS_HAS_TLS=1', '-c', os.path.join(HERE, source), '-o', out]
+           '-DCOROWS_HAS_TLS=1', '-DCOROWS_INSTANCES=1', '-c', os.path.join(HERE, source), '-o', out]
     return min(cpu_seconds(cmd) for _ in range(runs))
 
 

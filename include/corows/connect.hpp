@@ -205,6 +205,6 @@ inline asio::awaitable<client_websocket> connect(std::string url, const options&
 
 } // namespace corows
 
-#ifndef COROWS_HEADER_ONLY
+#if COROWS_DETAIL_LIBRARY_INSTANCES
 COROWS_DETAIL_WEBSOCKET_INSTANCES(extern, corows::client_stream)
 #endif

@@ -714,7 +714,7 @@ void basic_server<Stream>::stop_with(drain_options d) {
 /// The plain-TCP server.
 using server = basic_server<asio::ip::tcp::socket>;
 
-#ifndef COROWS_HEADER_ONLY
+#if COROWS_DETAIL_LIBRARY_INSTANCES
 // Compiled in the library (see corows/detail/instances.hpp).
 extern template class basic_server<asio::ip::tcp::socket>;
 #if defined(COROWS_HAS_TLS)

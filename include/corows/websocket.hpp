@@ -520,7 +520,7 @@ private:
 #if defined(COROWS_HAS_TLS)
 #include <corows/tls_stream.hpp>
 #endif
-#ifndef COROWS_HEADER_ONLY
+#if COROWS_DETAIL_LIBRARY_INSTANCES
 COROWS_DETAIL_WEBSOCKET_INSTANCES(extern, asio::ip::tcp::socket)
 #if defined(COROWS_HAS_TLS)
 COROWS_DETAIL_WEBSOCKET_INSTANCES(extern, corows::tls_stream)

@@ -3,6 +3,7 @@
 #include <corows/detail/base64.hpp>
 #include <corows/protocol/proxy.hpp>
 
+#include "../detail/enum_category.hpp"
 #include "host_syntax.hpp"
 
 #include <cstddef>
@@ -12,29 +13,21 @@
 namespace corows {
 namespace {
 
-class proxy_url_category final : public std::error_category {
-public:
-    const char* name() const noexcept override { return "corows.proxy_url"; }
-
-    std::string message(int ev) const override {
-        switch (static_cast<proxy_url_error>(ev)) {
-        case proxy_url_error::bad_scheme: return "proxy URL scheme is not http://, socks5:// or socks5h://";
-        case proxy_url_error::bad_host: return "proxy URL has no valid host";
-        case proxy_url_error::bad_port: return "proxy URL port is not a number in 1-65535";
-        case proxy_url_error::bad_userinfo:
-            return "proxy URL user name or password is malformed (percent-encoding, ':' in an HTTP user "
-                   "name, SOCKS5 fields over 255 bytes)";
-        case proxy_url_error::path: return "proxy URL may not have a path, query or fragment";
-        }
-        return "unknown proxy URL error";
+const char* message_of(proxy_url_error e) noexcept {
+    switch (e) {
+    case proxy_url_error::bad_scheme: return "proxy URL scheme is not http://, socks5:// or socks5h://";
+    case proxy_url_error::bad_host: return "proxy URL has no valid host";
+    case proxy_url_error::bad_port: return "proxy URL port is not a number in 1-65535";
+    case proxy_url_error::bad_userinfo:
+        return "proxy URL user name or password is malformed (percent-encoding, ':' in an HTTP user "
+               "name, SOCKS5 fields over 255 bytes)";
+    case proxy_url_error::path: return "proxy URL may not have a path, query or fragment";
     }
+    return nullptr;
+}
 
-    // Every code of this category is one kind of failure.
-    bool equivalent(int code, const std::error_condition& cond) const noexcept override {
-        if (cond.category() == condition_category()) return code != 0 && detail::is_condition(cond, condition::bad_url);
-        return std::error_category::equivalent(code, cond);
-    }
-};
+// Every code of this category is one kind of failure.
+condition condition_of(proxy_url_error) noexcept { return condition::bad_url; }
 
 proxy_url fail(std::error_code& ec, proxy_url_error e) {
     ec = make_error_code(e);
@@ -97,7 +90,8 @@ authority_span find_authority(std::string_view text) noexcept {
 } // namespace
 
 const std::error_category& proxy_url_error_category() noexcept {
-    static const proxy_url_category category;
+    static const detail::enum_category<proxy_url_error> category("corows.proxy_url", message_of,
+                                                                 "unknown proxy URL error", condition_of);
     return category;
 }
 

@@ -2,6 +2,7 @@
 #include <corows/detail/ascii.hpp>
 #include <corows/protocol/url.hpp>
 
+#include "../detail/enum_category.hpp"
 #include "host_syntax.hpp"
 
 #include <cstddef>
@@ -16,30 +17,22 @@ using detail::is_ipv4;
 using detail::is_ipv6;
 using detail::is_reg_name;
 
-class url_category final : public std::error_category {
-public:
-    const char* name() const noexcept override { return "corows.url"; }
-
-    std::string message(int ev) const override {
-        switch (static_cast<url_error>(ev)) {
-        case url_error::bad_scheme: return "WebSocket URL scheme is not ws:// or wss://";
-        case url_error::bad_host: return "WebSocket URL has no valid host";
-        case url_error::bad_port: return "WebSocket URL port is not a number in 1-65535";
-        case url_error::userinfo: return "WebSocket URL may not contain user information";
-        case url_error::fragment: return "WebSocket URL may not contain a fragment";
-        case url_error::bad_target: return "WebSocket URL path or query contains a control character";
-        case url_error::bad_socket_path:
-            return "ws+unix: URL has no socket path, has a host, or its path exceeds 107 bytes";
-        }
-        return "unknown URL error";
+const char* message_of(url_error e) noexcept {
+    switch (e) {
+    case url_error::bad_scheme: return "WebSocket URL scheme is not ws:// or wss://";
+    case url_error::bad_host: return "WebSocket URL has no valid host";
+    case url_error::bad_port: return "WebSocket URL port is not a number in 1-65535";
+    case url_error::userinfo: return "WebSocket URL may not contain user information";
+    case url_error::fragment: return "WebSocket URL may not contain a fragment";
+    case url_error::bad_target: return "WebSocket URL path or query contains a control character";
+    case url_error::bad_socket_path:
+        return "ws+unix: URL has no socket path, has a host, or its path exceeds 107 bytes";
     }
+    return nullptr;
+}
 
-    // Every code of this category is one kind of failure.
-    bool equivalent(int code, const std::error_condition& cond) const noexcept override {
-        if (cond.category() == condition_category()) return code != 0 && detail::is_condition(cond, condition::bad_url);
-        return std::error_category::equivalent(code, cond);
-    }
-};
+// Every code of this category is one kind of failure.
+condition condition_of(url_error) noexcept { return condition::bad_url; }
 
 // Bytes a request-target cannot carry as they are, but a browser would send percent-encoded.
 bool needs_encoding(unsigned char c) noexcept {
@@ -83,7 +76,7 @@ constexpr std::size_t max_socket_path = 107;
 } // namespace
 
 const std::error_category& url_error_category() noexcept {
-    static const url_category category;
+    static const detail::enum_category<url_error> category("corows.url", message_of, "unknown URL error", condition_of);
     return category;
 }
 

@@ -1,8 +1,42 @@
 #pragma once
 // The instantiations the library compiles once, for the stream types most programs use, so
-// that a user's file does not compile them again (src/instances/). A program that configures
-// Asio differently from the library (its own ASIO_* defines) defines COROWS_HEADER_ONLY and
-// compiles everything itself, as it would a header-only library.
+// that a user's file does not compile them again (src/instances/). They are used only where
+// the file sees Asio as the library did: some Asio settings change Asio's types (the
+// properties of any_io_executor, what a socket holds), and a file compiled with another
+// would call the library's code on objects of another layout. Elsewhere, and wherever
+// COROWS_HEADER_ONLY is defined, everything is instantiated in the user's file, as in a
+// header-only library.
+//
+// The library's build tells its consumers COROWS_INSTANCES (it has them) and, when it was
+// built with Asio's deprecated APIs removed, COROWS_INSTANCES_NO_DEPRECATED: through the Meson
+// dependency, corows.pc and the CMake package.
+
+#if defined(ASIO_NO_DEPRECATED) || defined(BOOST_ASIO_NO_DEPRECATED)
+#define COROWS_DETAIL_SEES_NO_DEPRECATED 1
+#else
+#define COROWS_DETAIL_SEES_NO_DEPRECATED 0
+#endif
+#if defined(COROWS_INSTANCES_NO_DEPRECATED)
+#define COROWS_DETAIL_BUILT_NO_DEPRECATED 1
+#else
+#define COROWS_DETAIL_BUILT_NO_DEPRECATED 0
+#endif
+
+/// 1 where the library's compiled instances may be used (see above), 0 where this file
+/// instantiates everything itself. The other settings listed change Asio's (or the standard
+/// library's) types, and the library is never built with them.
+#if defined(COROWS_INSTANCES) && !defined(COROWS_HEADER_ONLY) &&                                          \
+    COROWS_DETAIL_SEES_NO_DEPRECATED == COROWS_DETAIL_BUILT_NO_DEPRECATED &&                                \
+    !defined(ASIO_ENABLE_HANDLER_TRACKING) && !defined(BOOST_ASIO_ENABLE_HANDLER_TRACKING) &&             \
+    !defined(ASIO_ENABLE_BUFFER_DEBUGGING) && !defined(BOOST_ASIO_ENABLE_BUFFER_DEBUGGING) &&             \
+    !defined(ASIO_DISABLE_EPOLL) && !defined(BOOST_ASIO_DISABLE_EPOLL) && !defined(ASIO_HAS_IO_URING) &&  \
+    !defined(BOOST_ASIO_HAS_IO_URING) && !defined(ASIO_USE_TS_EXECUTOR_AS_DEFAULT) &&                     \
+    !defined(BOOST_ASIO_USE_TS_EXECUTOR_AS_DEFAULT) && !defined(ASIO_NO_TS_EXECUTORS) &&                  \
+    !defined(BOOST_ASIO_NO_TS_EXECUTORS) && !defined(_GLIBCXX_DEBUG)
+#define COROWS_DETAIL_LIBRARY_INSTANCES 1
+#else
+#define COROWS_DETAIL_LIBRARY_INSTANCES 0
+#endif
 
 /// Every operation of websocket<S> that is not a member: X is `extern` (a declaration) or
 /// nothing (the library's definition). Expanded in namespace corows::detail.

@@ -1,0 +1,10 @@
+#include <asio.hpp>
+#include <cstdio>
+int main(){
+#ifdef _MT
+puts("_MT");
+#endif
+#ifdef _POSIX_THREADS
+puts("posix");
+#endif
+}
