@@ -36,8 +36,14 @@ TIMEOUT = 20  # seconds for any single step
 class Server:
     """Starts PROGRAM ARGS, waits for its "listening on ADDR:PORT" line, stops it with SIGTERM."""
 
+    # A command that runs PROGRAM (wine for a Windows build: tests/windows/echo_test.py).
+    wrapper = []
+    # False where SIGTERM cannot reach the program as a signal (wine ends a Windows program
+    # at once): stop() then only checks that the program ends.
+    graceful_stop = True
+
     def __init__(self, program, *args):
-        self.proc = subprocess.Popen([program, *args], stdout=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen([*self.wrapper, program, *args], stdout=subprocess.PIPE, text=True)
         line = self._first_line()
         if not line.startswith("listening on "):
             self.proc.kill()
@@ -61,7 +67,7 @@ class Server:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             raise AssertionError("server did not stop on SIGTERM")
-        assert code == 0, "server exited with %d" % code
+        assert code == 0 or not self.graceful_stop, "server exited with %d" % code
 
     def __enter__(self):
         return self

@@ -1,4 +1,5 @@
 #include <corows/condition.hpp>
+#include <corows/detail/platform.hpp>
 
 #include "detail/enum_category.hpp"
 
@@ -10,6 +11,12 @@ namespace {
 
 bool named(const std::error_category& cat, const char* name) noexcept {
     return std::strcmp(cat.name(), name) == 0;
+}
+
+// `code` is `e`, as a portable code or as the OS's socket calls report it (Windows' system
+// category maps no Winsock code to std::errc).
+bool lost(const std::error_code& code, std::errc e) noexcept {
+    return code == e || code == detail::socket_error(e);
 }
 
 const char* message_of(condition c) noexcept {
@@ -41,9 +48,9 @@ public:
         switch (static_cast<condition>(cond)) {
         case condition::connection_lost:
             if (named(code.category(), "asio.misc")) return code.value() == 2; // asio::error::eof
-            return code == std::errc::connection_reset || code == std::errc::broken_pipe ||
-                   code == std::errc::connection_aborted || code == std::errc::not_connected;
-        case condition::timeout: return code == std::errc::timed_out;
+            return lost(code, std::errc::connection_reset) || lost(code, std::errc::broken_pipe) ||
+                   lost(code, std::errc::connection_aborted) || lost(code, std::errc::not_connected);
+        case condition::timeout: return lost(code, std::errc::timed_out);
         case condition::tls:
             return named(code.category(), "asio.ssl") || named(code.category(), "asio.ssl.stream");
         default: return false;

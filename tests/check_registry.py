@@ -8,12 +8,16 @@ suite/case). The program's own --list_content is the truth: a case hidden from
 tests/discover.py (a macro it does not know, an #if) or a suite left out of meson.build's
 registration shows up here as never run.
 """
+import os
+import shlex
 import subprocess
 import sys
 
 
 def compiled_cases(program):
-    out = subprocess.run([program, '--list_content'], capture_output=True, text=True, check=True)
+    # A cross build's programs run through its wrapper (wine), given as shell words.
+    wrapper = shlex.split(os.environ.get('COROWS_PROGRAM_WRAPPER', ''))
+    out = subprocess.run([*wrapper, program, '--list_content'], capture_output=True, text=True, check=True)
     # Boost.Test writes the tree to stderr, four spaces a level, '*' after enabled units.
     listing = out.stderr or out.stdout
     path, leaves = [], []

@@ -9,6 +9,7 @@
 #include <corows/connect_options.hpp>
 #include <corows/detail/close_at_deadline.hpp>
 #include <corows/detail/launch_connect.hpp>
+#include <corows/detail/platform.hpp>
 #include <corows/error.hpp>
 #include <corows/options.hpp>
 #include <corows/protocol/url.hpp>
@@ -18,6 +19,10 @@
 #include <memory>
 #include <string>
 #include <utility>
+
+#if !COROWS_HAS_UNIX_SOCKETS
+#error "corows/connect_unix.hpp needs Unix domain sockets, which Asio does not have on this platform (Windows)"
+#endif
 
 namespace corows {
 

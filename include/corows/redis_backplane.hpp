@@ -71,7 +71,8 @@ struct redis_options {
     std::string host = "127.0.0.1";
     /// Redis' TCP port.
     unsigned short port = 6379;
-    /// Non-empty: connect to this Unix socket instead of host:port.
+    /// Non-empty: connect to this Unix socket instead of host:port (where there are Unix
+    /// domain sockets: on Windows each attempt fails with operation_not_supported).
     std::string unix_path;
     /// With `password`: `AUTH username password` (Redis 6 ACL users).
     std::string username;

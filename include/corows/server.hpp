@@ -43,16 +43,17 @@ struct server_options {
     /// Threads that run the server, each with its own io_context; 0 counts as 1.
     std::size_t threads = 1;
     /// With several threads on Linux: each thread accepts on its own socket bound to the
-    /// same port (SO_REUSEPORT; the kernel spreads connections). Off, or elsewhere: one
-    /// acceptor hands accepted sockets to the threads in turn. SO_REUSEPORT also lets another
-    /// process of the same user bind the port; turn it off where that matters.
+    /// same port (SO_REUSEPORT; the kernel spreads connections). Off, or elsewhere (Windows,
+    /// macOS): one acceptor hands accepted sockets to the threads in turn. SO_REUSEPORT also
+    /// lets another process of the same user bind the port; turn it off where that matters.
     bool reuse_port = true;
     /// Length of the kernel's queue of connections not yet accepted.
     int backlog = asio::socket_base::max_listen_connections;
     /// Open connections (from accept to close, handshakes included) beyond which a new one
     /// is answered 503 with Retry-After (plain TCP; a TLS server just closes it). 0: the
     /// descriptor limit (RLIMIT_NOFILE's soft limit when run() starts) less a reserve of a
-    /// tenth, at least 32, for the refusals and the process's own files.
+    /// tenth, at least 32, for the refusals and the process's own files; on Windows, which
+    /// has no descriptor limit, 16384 less that reserve (14746), a bound on memory.
     std::size_t max_connections = 0;
     /// Connections (from accept to close, handshakes included) from one remote address beyond
     /// which a new one is answered 429 at accept, before it takes a handshake slot. IPv6 peers
@@ -721,8 +722,11 @@ extern template class basic_server<tls_stream>;
 #endif
 #endif
 
+#if COROWS_HAS_UNIX_SOCKETS
 /// A server on Unix domain sockets: listen() takes asio::local::stream_protocol::endpoint
-/// (a path), handlers get websocket<asio::local::stream_protocol::socket>.
+/// (a path), handlers get websocket<asio::local::stream_protocol::socket>. Not on Windows,
+/// where Asio has no Unix domain sockets.
 using unix_server = basic_server<asio::local::stream_protocol::socket>;
+#endif
 
 } // namespace corows

@@ -1,15 +1,13 @@
 // Several coroutines on one connection, a peer that stops reading, and a thousand
 // connections on one io_context.
 #include "loopback.hpp"
+#include "server_thread.hpp"
 
 #include <boost/test/unit_test.hpp>
-
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <cstring>
 #include <fstream>
-#include <unistd.h>
 
 namespace {
 
@@ -41,12 +39,6 @@ std::string numbered(int id, int seq) {
 }
 
 // Resident set size in KiB.
-long rss_kib() {
-    std::ifstream statm("/proc/self/statm");
-    long pages = 0, resident = 0;
-    statm >> pages >> resident;
-    return resident * (sysconf(_SC_PAGESIZE) / 1024);
-}
 
 } // namespace
 
@@ -322,15 +314,9 @@ BOOST_AUTO_TEST_CASE(a_thousand_simultaneous_connections) {
     constexpr int connections = 1000;
     constexpr int messages = 5;
     // Two sockets per connection plus the listener and the test harness.
-    rlimit lim{};
-    getrlimit(RLIMIT_NOFILE, &lim);
-    const rlim_t needed = 2 * connections + 64;
-    if (lim.rlim_cur < needed) {
-        lim.rlim_cur = std::min<rlim_t>(std::max<rlim_t>(needed, 4096), lim.rlim_max);
-        setrlimit(RLIMIT_NOFILE, &lim);
-        getrlimit(RLIMIT_NOFILE, &lim);
-    }
-    BOOST_REQUIRE_MESSAGE(lim.rlim_cur >= needed, "RLIMIT_NOFILE hard limit too low: " << lim.rlim_max);
+    const std::size_t needed = 2 * connections + 64;
+    const std::size_t limit = corows::detail::raise_descriptor_limit(std::max<std::size_t>(needed, 4096));
+    BOOST_REQUIRE_MESSAGE(limit >= needed, "descriptor limit too low: " << limit);
 
     const options defaults;
     loop l;

@@ -768,7 +768,7 @@ BOOST_AUTO_TEST_CASE(ten_thousand_connections_in_waves_return_memory_and_descrip
                      *boost::unit_test::label("threads")) {
     large_blocks_return_to_the_kernel();
     constexpr std::size_t waves = 10, per_wave = 1000;
-    const rlim_t fd_limit = raise_fd_limit();
+    const std::size_t fd_limit = raise_fd_limit();
     BOOST_REQUIRE_MESSAGE(fd_limit >= 2 * per_wave + 100, "RLIMIT_NOFILE too low: " << fd_limit);
     std::atomic<int> active{0}, handled{0};
     corows::server_options so;
@@ -892,7 +892,7 @@ BOOST_AUTO_TEST_CASE(hundred_thousand_compressed_messages_each_way_arrive_intact
 BOOST_AUTO_TEST_CASE(graceful_stop_with_a_thousand_open_connections, *boost::unit_test::label("threads")) {
     constexpr std::size_t clients = 1000;
     constexpr auto grace = 5000ms;
-    const rlim_t fd_limit = raise_fd_limit();
+    const std::size_t fd_limit = raise_fd_limit();
     BOOST_REQUIRE_MESSAGE(fd_limit >= 2 * clients + 100, "RLIMIT_NOFILE too low: " << fd_limit);
     corows::server_options so;
     so.threads = 2;

@@ -8,7 +8,6 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include <sys/resource.h>
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -18,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <string>
 #include <thread>
 
@@ -36,8 +36,9 @@
 
 namespace corows::test {
 
-/// True when RSS measures our allocations (no sanitizer allocator in between).
-inline constexpr bool memory_is_measurable = COROWS_TEST_SANITIZED == 0;
+/// True when RSS measures our allocations (no sanitizer allocator in between) and can be
+/// read (/proc/self/status).
+inline constexpr bool memory_is_measurable = COROWS_TEST_SANITIZED == 0 && corows::detail::has_proc_self;
 
 /// A field of /proc/self/status, in KiB.
 inline long status_kib(std::string_view field) {
@@ -78,13 +79,8 @@ inline std::size_t open_fds() {
     return n;
 }
 /// Raises the soft descriptor limit to the hard one; returns the soft limit.
-inline rlim_t raise_fd_limit() {
-    rlimit lim{};
-    getrlimit(RLIMIT_NOFILE, &lim);
-    lim.rlim_cur = lim.rlim_max;
-    setrlimit(RLIMIT_NOFILE, &lim);
-    getrlimit(RLIMIT_NOFILE, &lim);
-    return lim.rlim_cur;
+inline std::size_t raise_fd_limit() {
+    return corows::detail::raise_descriptor_limit(std::numeric_limits<std::size_t>::max());
 }
 
 /// Selects server_thread's run_http() form.

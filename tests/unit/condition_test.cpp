@@ -1,4 +1,5 @@
 #include <corows/condition.hpp>
+#include <corows/detail/platform.hpp>
 #include <corows/error.hpp>
 #include <corows/protocol/proxy.hpp>
 #include <corows/protocol/url.hpp>
@@ -150,8 +151,13 @@ BOOST_AUTO_TEST_CASE(system_and_asio_codes) {
     BOOST_TEST((sys(std::errc::broken_pipe) == cond::connection_lost));
     BOOST_TEST((sys(std::errc::connection_aborted) == cond::connection_lost));
     BOOST_TEST((sys(std::errc::not_connected) == cond::connection_lost));
-    BOOST_TEST((std::error_code(ECONNRESET, std::system_category()) == cond::connection_lost));
-    BOOST_TEST((std::error_code(ETIMEDOUT, std::system_category()) == cond::timeout));
+    // The OS's own codes: errno's values on POSIX, Winsock's on Windows.
+    using corows::detail::socket_error;
+    BOOST_TEST((socket_error(std::errc::connection_reset) == cond::connection_lost));
+    BOOST_TEST((socket_error(std::errc::connection_aborted) == cond::connection_lost));
+    BOOST_TEST((socket_error(std::errc::broken_pipe) == cond::connection_lost));
+    BOOST_TEST((socket_error(std::errc::timed_out) == cond::timeout));
+    BOOST_TEST(!(socket_error(std::errc::connection_refused) == cond::connection_lost));
     BOOST_TEST(!(sys(std::errc::operation_canceled) == cond::closed));
     BOOST_TEST(!(sys(std::errc::connection_refused) == cond::connection_lost));
     BOOST_TEST(!(std::error_code() == cond::closed));

@@ -3,14 +3,14 @@
 // unit-tested on their own; the server asks before serving an accepted socket.
 #pragma once
 
+#include <corows/detail/platform.hpp>
+
 #include <atomic>
 #include <cstddef>
 #include <mutex>
 #include <string>
 #include <unordered_map>
 #include <utility>
-
-#include <sys/resource.h>
 
 namespace corows::detail {
 
@@ -27,12 +27,11 @@ inline std::size_t descriptor_reserve(std::size_t limit) noexcept {
     return limit / 10 > 32 ? limit / 10 : 32;
 }
 
-/// The connection limit that leaves descriptor_reserve() of RLIMIT_NOFILE's soft limit free;
-/// no limit where the soft limit is unlimited or unreadable.
+/// The connection limit that leaves descriptor_reserve() of descriptor_limit() free (on
+/// Windows, of its fixed 16384); no limit where the descriptor limit is unlimited or unreadable.
 inline std::size_t connections_for_descriptor_limit() noexcept {
-    rlimit lim{};
-    if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY) return 0;
-    const auto n = static_cast<std::size_t>(lim.rlim_cur);
+    const auto n = descriptor_limit();
+    if (n == 0) return 0;
     const auto reserve = descriptor_reserve(n);
     return n > reserve ? n - reserve : 1;
 }

@@ -21,6 +21,7 @@
 #endif
 
 #include <corows/asio.hpp>
+#include <corows/detail/platform.hpp>
 #include <corows/detail/resp.hpp>
 #include <corows/error.hpp>
 #include <corows/redis_error.hpp>
@@ -226,6 +227,9 @@ private:
     asio::awaitable<error_code> connect() {
         error_code ec;
         if (!config_.unix_path.empty()) {
+#if !COROWS_HAS_UNIX_SOCKETS
+            co_return make_error_code(asio::error::operation_not_supported);
+#else
             std::optional<asio::local::stream_protocol::endpoint> where;
             try {
                 where.emplace(config_.unix_path);
@@ -235,6 +239,7 @@ private:
             co_await socket_.async_connect(asio::generic::stream_protocol::endpoint(*where),
                                            asio::redirect_error(asio::use_awaitable, ec));
             co_return ec;
+#endif
         }
         std::vector<asio::ip::tcp::endpoint> targets;
         auto address = asio::ip::make_address(config_.host, ec);
