@@ -3,6 +3,8 @@
 #include <corows/detail/byte_order.hpp>
 #include <corows/protocol/proxy.hpp>
 
+#include "../detail/enum_category.hpp"
+
 #include <algorithm>
 #include <cstddef>
 #include <stdexcept>
@@ -13,30 +15,22 @@
 namespace corows {
 namespace {
 
-class socks5_reply_category final : public std::error_category {
-public:
-    const char* name() const noexcept override { return "corows.socks5"; }
-
-    std::string message(int ev) const override {
-        switch (ev) {
-        case 1: return "SOCKS5 proxy: general server failure";
-        case 2: return "SOCKS5 proxy: connection not allowed by its ruleset";
-        case 3: return "SOCKS5 proxy: network unreachable";
-        case 4: return "SOCKS5 proxy: host unreachable";
-        case 5: return "SOCKS5 proxy: connection refused by the target";
-        case 6: return "SOCKS5 proxy: TTL expired";
-        case 7: return "SOCKS5 proxy: command not supported";
-        case 8: return "SOCKS5 proxy: address type not supported";
-        default: return "SOCKS5 proxy: unassigned reply code " + std::to_string(ev);
-        }
+const char* message_of(socks5_reply e) noexcept {
+    switch (static_cast<int>(e)) {
+    case 1: return "SOCKS5 proxy: general server failure";
+    case 2: return "SOCKS5 proxy: connection not allowed by its ruleset";
+    case 3: return "SOCKS5 proxy: network unreachable";
+    case 4: return "SOCKS5 proxy: host unreachable";
+    case 5: return "SOCKS5 proxy: connection refused by the target";
+    case 6: return "SOCKS5 proxy: TTL expired";
+    case 7: return "SOCKS5 proxy: command not supported";
+    case 8: return "SOCKS5 proxy: address type not supported";
+    default: return nullptr;
     }
+}
 
-    // Every code of this category is one kind of failure.
-    bool equivalent(int code, const std::error_condition& cond) const noexcept override {
-        if (cond.category() == condition_category()) return code != 0 && detail::is_condition(cond, condition::proxy);
-        return std::error_category::equivalent(code, cond);
-    }
-};
+// Every code of this category is one kind of failure.
+condition condition_of(socks5_reply) noexcept { return condition::proxy; }
 
 constexpr std::uint8_t version5 = 0x05;
 constexpr std::uint8_t method_none = 0x00;
@@ -62,7 +56,9 @@ void append_port(std::vector<std::uint8_t>& out, std::uint16_t port) {
 } // namespace
 
 const std::error_category& socks5_category() noexcept {
-    static const socks5_reply_category category;
+    static const detail::enum_category<socks5_reply> category("corows.socks5", message_of,
+                                                              "SOCKS5 proxy: unassigned reply code ",
+                                                              condition_of, detail::unknown_code::text_and_number);
     return category;
 }
 

@@ -28,6 +28,12 @@ asio::awaitable<error_code> wait_out(std::shared_ptr<transport<Stream>> s, pump_
         std::size_t n = co_await s->stream.async_read_some(asio::buffer(space.data(), space.size()),
                                                            asio::redirect_error(asio::use_awaitable, ec));
         if (!s->received(n, ec)) co_return ec; // cancelled by the caller
+        // A read the caller cancelled may still complete with bytes: an I/O completion port
+        // cannot take back a read that has finished, and a TLS stream may have a record in
+        // hand. They stay in the connection for the next read, and this one ends cancelled: a
+        // message decoded now would be dropped with the cancelled operation's result.
+        if (n != 0 && (co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none)
+            co_return error_code(asio::error::operation_aborted);
         co_return error_code{};
     }
     case pump_step::room:
