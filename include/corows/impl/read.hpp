@@ -32,8 +32,10 @@ asio::awaitable<error_code> wait_out(std::shared_ptr<transport<Stream>> s, pump_
         // cannot take back a read that has finished, and a TLS stream may have a record in
         // hand. They stay in the connection for the next read, and this one ends cancelled: a
         // message decoded now would be dropped with the cancelled operation's result.
-        if (n != 0 && (co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none)
-            co_return error_code(asio::error::operation_aborted);
+        if (n != 0) {
+            const asio::cancellation_state state = co_await asio::this_coro::cancellation_state;
+            if (state.cancelled() != asio::cancellation_type::none) co_return error_code(asio::error::operation_aborted);
+        }
         co_return error_code{};
     }
     case pump_step::room:
