@@ -1,6 +1,6 @@
 // Chat server: serves the chat page at /, relays every message sent on /chat?room=NAME to
 // everyone in that room (the sender included), and answers load balancers' health checks at
-// /healthz, all on one port. Rooms are topics of a corows::hub, so they span the server's
+// /healthz and Prometheus' scrapes at /metrics, all on one port. Rooms are topics of a corows::hub, so they span the server's
 // threads and, with --redis, every node of a cluster.
 //
 //   chat_server [--address 127.0.0.1] [--port 8080] [--threads 1] [--name NODE]
@@ -16,6 +16,7 @@
 #include "chat_html.hpp" // chat_html: examples/chat.html, compiled in
 
 #include <corows/hub.hpp>
+#include <corows/metrics.hpp>
 #include <corows/server.hpp>
 #if defined(COROWS_HAS_REDIS)
 #include <corows/redis_backplane.hpp>
@@ -109,7 +110,7 @@ asio::awaitable<void> route(ws_type& ws, chat_state& st) {
     std::string_view path = req.path();
     if (path == "/chat") {
         co_await chat(ws, req, st);
-    } else if (path != "/" && path != "/index.html" && path != "/healthz") {
+    } else if (path != "/" && path != "/index.html" && path != "/healthz" && path != "/metrics") {
         co_await ws.refuse(404, "not found\n", {});
     } else if (req.method != "GET" && req.method != "HEAD") {
         co_await ws.refuse(405, "GET only\n", {});
@@ -119,6 +120,9 @@ asio::awaitable<void> route(ws_type& ws, chat_state& st) {
         std::string body = std::string(draining ? "draining" : "ok") + " node=" + st.node +
                            " members=" + std::to_string(st.members.load()) + "\n";
         co_await answer(ws, req, draining ? 503 : 200, "text/plain", body);
+    } else if (path == "/metrics") {
+        // For Prometheus: this server's counts, summed over its threads.
+        co_await answer(ws, req, 200, corows::prometheus_content_type, corows::to_prometheus(st.srv.metrics()));
     } else {
         co_await answer(ws, req, 200, "text/html; charset=utf-8", chat_html);
     }

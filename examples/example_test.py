@@ -4,13 +4,14 @@
     example_test.py SCENARIO PROGRAM [OTHER_PROGRAM]
 
 Scenarios: echo, echo_deflate, echo_threads, echo_limits, echo_tls, echo_tls_browser, echo_client, chat,
-chat_threads, chat_limits, chat_browser, chat_slow_readers. Exits 0 on success, 1 on failure, 77
+chat_threads, chat_limits, chat_browser, chat_slow_readers, chat_metrics. Exits 0 on success, 1 on failure, 77
 (skipped) when a tool the scenario needs is missing.
 """
 import asyncio
 import http.client
 import json
 import os
+import shutil
 import signal
 import socket
 import ssl
@@ -663,6 +664,102 @@ def scenario_chat_slow_readers(program):
             check(grown < 100 * 1024, "the server grew by %d KiB" % grown)
         srv.stop()
 
+def metric_values(text):
+    """{name{labels}: value} of a Prometheus text exposition."""
+    values = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name, value = line.rsplit(" ", 1)
+            values[name] = float(value)
+    return values
+
+
+def scenario_chat_metrics(program):
+    # GET /metrics: what Prometheus scrapes, accepted by its own checker, with the counts of
+    # three members in a room and ten messages; then a real Prometheus scrapes it.
+    promtool, prometheus = shutil.which("promtool"), shutil.which("prometheus")
+    if not promtool or not prometheus:
+        print("promtool or prometheus is not installed (apt-get install prometheus)")
+        sys.exit(77)
+    with Server(program, "--port", "0") as srv:
+        async def members():
+            uri = "ws://127.0.0.1:%d/chat?room=metrics" % srv.port
+            async with websockets.connect(uri) as a, websockets.connect(uri) as b, websockets.connect(uri) as c:
+                wait_members(srv.port, 3)
+                for i in range(10):
+                    await a.send("message %d" % i)
+                for ws in (a, b, c):
+                    for i in range(10):
+                        check(await asyncio.wait_for(ws.recv(), TIMEOUT) == "message %d" % i, "message %d" % i)
+                status, kind, body = http_get(srv.port, "/metrics")
+                check(status == 200 and kind.startswith("text/plain; version=0.0.4"),
+                      "GET /metrics answered %d %s" % (status, kind))
+                text = body.decode()
+                lint = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True, text=True)
+                check(lint.returncode == 0, "promtool check metrics: %s%s" % (lint.stdout, lint.stderr))
+                v = metric_values(text)
+                check(v["corows_connections_open"] == 3, "connections_open %s" % v["corows_connections_open"])
+                check(v["corows_messages_received_total"] >= 10, "received %s" % v["corows_messages_received_total"])
+                check(v["corows_messages_sent_total"] >= 30, "sent %s" % v["corows_messages_sent_total"])
+                check(v["corows_payload_received_bytes_total"] >= 10 * len("message 0"), "payload bytes received")
+                # The chat negotiates permessage-deflate: the wire carries frames, compressed.
+                check(v["corows_wire_received_bytes_total"] > 0, "wire bytes received")
+                await c.close()
+            return text
+        asyncio.run(members())
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            v = metric_values(http_get(srv.port, "/metrics")[2].decode())
+            if v["corows_connections_open"] == 0 or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        check(v["corows_connections_open"] == 0, "connections_open after all left: %s" % v["corows_connections_open"])
+        check(v['corows_connections_closed_total{by="peer"}'] == 3, "closed by the peer: %s" %
+              v['corows_connections_closed_total{by="peer"}'])
+        check(v['corows_close_codes_total{code="1000"}'] == 3, "closes with 1000: %s" %
+              v['corows_close_codes_total{code="1000"}'])
+        check(v['corows_connections_opened_total'] == 3, "opened %s" % v["corows_connections_opened_total"])
+        prometheus_scrapes(prometheus, srv.port)
+        srv.stop()
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def prometheus_scrapes(prometheus, port):
+    """A real Prometheus scrapes 127.0.0.1:PORT/metrics; its query API gives a counter back."""
+    with tempfile.TemporaryDirectory() as d:
+        config = os.path.join(d, "prometheus.yml")
+        with open(config, "w") as f:
+            f.write("global:\n  scrape_interval: 1s\nscrape_configs:\n"
+                    "  - job_name: chat\n    static_configs:\n      - targets: ['127.0.0.1:%d']\n" % port)
+        web = free_port()
+        proc = subprocess.Popen([prometheus, "--config.file=" + config, "--storage.tsdb.path=" + d,
+                                 "--web.listen-address=127.0.0.1:%d" % web],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 3 * TIMEOUT
+            value = None
+            while time.monotonic() < deadline and value is None:
+                time.sleep(0.5)
+                try:
+                    conn = http.client.HTTPConnection("127.0.0.1", web, timeout=TIMEOUT)
+                    conn.request("GET", "/api/v1/query?query=corows_connections_opened_total")
+                    answer = json.loads(conn.getresponse().read())
+                    conn.close()
+                except (OSError, ValueError, http.client.HTTPException):
+                    continue
+                result = answer.get("data", {}).get("result", [])
+                if result:
+                    value = float(result[0]["value"][1])
+            check(value == 3, "Prometheus read corows_connections_opened_total as %s" % value)
+        finally:
+            proc.terminate()
+            proc.wait(TIMEOUT)
+
 
 def main():
     scenario, programs = sys.argv[1], sys.argv[2:]
@@ -679,6 +776,7 @@ def main():
         "chat_limits": scenario_chat_limits,
         "chat_browser": scenario_chat_browser,
         "chat_slow_readers": scenario_chat_slow_readers,
+        "chat_metrics": scenario_chat_metrics,
     }[scenario](*programs)
     print("ok")
 

@@ -10,7 +10,9 @@
 #include <corows/detail/drain_schedule.hpp>
 #include <corows/detail/handler_thread.hpp>
 #include <corows/detail/listener.hpp>
+#include <corows/detail/server_counters.hpp>
 #include <corows/error.hpp>
+#include <corows/metrics.hpp>
 #include <corows/options.hpp>
 #include <corows/websocket.hpp>
 
@@ -237,6 +239,10 @@ public:
     /// Connections aborted in their opening handshake so far to give its slot to a newer one
     /// (server_options::max_handshakes); from any thread.
     std::size_t shed() const noexcept { return shed_.load(std::memory_order_relaxed); }
+    /// What the server did since run() began: accepts, refusals by reason, handshakes, and
+    /// its WebSockets' openings, endings by cause and code, messages, bytes and pings, summed
+    /// over its threads. From any thread once run() has begun (write_prometheus() formats it).
+    server_metrics metrics() const noexcept;
 
 private:
     using acceptor_type = typename protocol_type::acceptor;
@@ -265,6 +271,7 @@ private:
         bool stopping = false; // stop has reached this thread
         bool finished = false; // this thread's run() is over or about to be
         std::size_t refusing = 0; // 503/429 answers being written
+        detail::server_counters counts; // written on this thread only
 
         // Ends this thread's run() once stopping and nothing of the server is left.
         void maybe_finish() {
@@ -287,6 +294,7 @@ private:
         session(Stream s, std::shared_ptr<const options> o, worker& w, detail::admission& a, std::string addr)
             : ws(std::move(s), std::move(o)), owner(&w), admitted(&a),
               address(addr.empty() ? nullptr : std::make_unique<const std::string>(std::move(addr))) {
+            ws.count_into(w.counts.connections);
             link_after(w.held_last);
             w.held_last = this;
             holds_slot = true;
@@ -322,6 +330,7 @@ private:
         detail::admission* admitted;
         std::unique_ptr<const std::string> address; // the admission's key; none without a per-address limit
         bool holds_slot = false;
+        bool refusal_counted = false; // shed: its failing handshake is not counted again
 
     private:
         void link_after(session* after) noexcept {
@@ -389,6 +398,7 @@ private:
             socket_type sock = co_await acceptor.async_accept(
                 asio::any_io_executor(target.ctx.get_executor()), asio::redirect_error(asio::use_awaitable, ec));
             if (w.stopping || !acceptor.is_open()) break;
+            if (!ec) w.counts.accepted.add();
             if (ec) {
                 // Out of descriptors or memory, accepting again at once would spin: pause.
                 if (ec != asio::error::connection_aborted) {
@@ -404,8 +414,14 @@ private:
             }
             switch (admission_->admit(address)) {
             case detail::refusal::none: break;
-            case detail::refusal::connections: refuse_connection(std::move(sock), target, 503); continue;
-            case detail::refusal::per_address: refuse_connection(std::move(sock), target, 429); continue;
+            case detail::refusal::connections:
+                w.counts.refuse(refusal_reason::connection_limit);
+                refuse_connection(std::move(sock), target, 503);
+                continue;
+            case detail::refusal::per_address:
+                w.counts.refuse(refusal_reason::address_limit);
+                refuse_connection(std::move(sock), target, 429);
+                continue;
             }
             asio::co_spawn(target.ctx, serve(std::move(sock), target, std::move(address), clock_type::now()),
                            [this](std::exception_ptr e) { report(e); });
@@ -467,6 +483,8 @@ private:
         old->leave_slot();
         if (!old->ws.handshake_bounded()) return;
         shed_.fetch_add(1, std::memory_order_relaxed);
+        w.counts.refuse(refusal_reason::handshake_shed);
+        old->refusal_counted = true;
         old->ws.abort();
     }
 
@@ -507,15 +525,30 @@ private:
         // decision: the connection's own timer enforces it in every phase.
         const auto limit = opts_.connection.handshake_timeout;
         c->ws.bound_handshake(limit.count() > 0 ? accepted + limit : clock_type::time_point::max());
-        if (w.stopping) co_return;
+        if (w.stopping) {
+            w.counts.refuse(refusal_reason::draining);
+            co_return;
+        }
         if constexpr (requires(Stream& s) { s.async_handshake(Stream::server, asio::use_awaitable); }) {
             error_code ec;
             co_await c->ws.next_layer().async_handshake(Stream::server, asio::redirect_error(asio::use_awaitable, ec));
-            if (ec || w.stopping) co_return;
+            if (ec || w.stopping) {
+                // Our deadline cut it if the connection ended without the peer's doing.
+                const auto why = c->ws.closed_why();
+                count_refusal(*c, w.stopping                  ? refusal_reason::draining
+                                  : why.ended() && !why.remote ? refusal_reason::handshake_timeout
+                                                               : refusal_reason::tls);
+                co_return;
+            }
         }
         if (!raw_) {
             auto [ec] = co_await c->ws.accept(decide_, use_tuple);
-            if (ec) co_return; // refused: the client got its HTTP answer
+            if (ec) {
+                // Refused (the client got its HTTP answer), timed out, or gone.
+                count_refusal(*c, detail::refusal_for(ec, draining()));
+                co_return;
+            }
+            w.counts.handshake_took(clock_type::now() - accepted);
             // The accept decision has read what it needed of the TLS connection; OpenSSL's
             // own state is not needed for the records after it. A raw handler, which routes
             // on the request itself, decides that for itself.
@@ -536,6 +569,11 @@ private:
                                [this, c = std::move(c)](std::exception_ptr failure) mutable {
                                    handler_done(std::move(c), failure);
                                });
+    }
+
+    // On `c`'s thread: counts its handshake's failure, unless shedding counted it.
+    static void count_refusal(session& c, refusal_reason r) noexcept {
+        if (!std::exchange(c.refusal_counted, true)) c.owner->counts.refuse(r);
     }
 
     // A handler that returns or throws is done with its connection: close it properly.
@@ -635,6 +673,7 @@ private:
     bool raw_ = false;
     std::unique_ptr<detail::admission> admission_; // made by run(); outlives the workers' connections
     std::atomic<bool> started_{false};
+    std::atomic<bool> admitting_{false}; // admission_ is made: metrics() may read it
     std::atomic<bool> stop_requested_{false};
     std::atomic<std::size_t> shed_{0};
     std::vector<detail::socket_file> socket_files_; // listen()'s Unix socket files, removed last
@@ -681,6 +720,7 @@ void basic_server<Stream>::run_with(handler_type handler, bool raw) {
     limits.per_address = detail::is_tcp<protocol_type> ? opts_.max_connections_per_address : 0;
     limits.handshakes = opts_.max_handshakes;
     admission_ = std::make_unique<detail::admission>(limits);
+    admitting_.store(true, std::memory_order_release);
     for (std::size_t i = 0; i < workers_.size(); ++i) {
         worker& w = *workers_[i];
         w.work.emplace(w.ctx.get_executor());
@@ -702,6 +742,14 @@ void basic_server<Stream>::run_with(handler_type handler, bool raw) {
         run_worker(*workers_[0]);
     }
     for (auto& w : workers_) w->finished = true;
+}
+
+template <class Stream>
+server_metrics basic_server<Stream>::metrics() const noexcept {
+    server_metrics m;
+    for (const auto& w : workers_) w->counts.add_to(m);
+    if (admitting_.load(std::memory_order_acquire)) m.handshakes_in_progress = admission_->handshaking();
+    return m;
 }
 
 template <class Stream>

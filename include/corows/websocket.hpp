@@ -480,6 +480,10 @@ public:
         s_->conn.bound_handshake(at);
         if (s_->conn.handshake_bounded()) s_->arm_timer(s_);
     }
+    /// Counts what this connection does from now on (its opening, its end and why, messages,
+    /// bytes, pings) into `c`, which must outlive it and be written by no other thread while
+    /// this connection runs (a server gives each thread its own; see basic_server::metrics()).
+    void count_into(connection_counters& c) noexcept { s_->conn.count_into(&c); }
     /// True while the deadline of bound_handshake() binds: the handshake has not opened, been
     /// refused, answered with write_response(), nor lost its transport.
     bool handshake_bounded() const noexcept { return !s_->transport_closed && s_->conn.handshake_bounded(); }

@@ -41,6 +41,7 @@ void connection::open(role r, std::string subprotocol, const std::optional<defla
     }
     if (!subprotocol.empty() || params) agreed_ = std::make_unique<agreement>(agreement{std::move(subprotocol), params});
     state_ = connection_state::open;
+    if (counters_) counters_->opened.add();
     bounded_ = false;
     last_rx_ = now;
     timeout_at_ = clock::time_point::max();
@@ -65,6 +66,7 @@ void connection::received(std::size_t n, clock::time_point now) noexcept {
     // A read that filled all the space it was offered asks for twice as much next time.
     if (n >= rbuf_.capacity() - rbuf_.size() && read_size_ < max_read_size) read_size_ *= 2;
     rbuf_.commit(n);
+    if (counters_ && state_ != connection_state::connecting) counters_->wire_bytes_received.add(n);
     turn_bytes_ = static_cast<std::uint32_t>(std::min<std::size_t>(turn_bytes_ + n, turn_budget));
     if (n) last_rx_ = now;
 }
@@ -84,12 +86,18 @@ connection_event connection::next_event(message& m) {
         case read_event::progress:
             continue;
         case read_event::message:
+            if (counters_) {
+                counters_->messages_received.add();
+                counters_->payload_bytes_received.add(m.size());
+            }
             return connection_event::message;
         case read_event::ping:
+            if (counters_) counters_->pings_received.add();
             note_control(r.payload);
             if (!close_sent_) queue_pong(r.payload);
             return connection_event::ping;
         case read_event::pong:
+            if (counters_) counters_->pongs_received.add();
             note_control(r.payload);
             return connection_event::pong;
         case read_event::close:
@@ -173,8 +181,20 @@ void connection::fail(std::error_code why) {
 }
 
 void connection::end(std::error_code why) noexcept {
+    const bool was_open = state_ == connection_state::open || state_ == connection_state::closing;
     state_ = connection_state::closed;
     if (!error_) error_ = why;
+    if (was_open && counters_) count_end();
+}
+
+void connection::count_end() noexcept {
+    const close_info why = closed_why();
+    ended_by by = why.remote ? ended_by::peer : ended_by::local;
+    if (error_ == error::send_timeout) by = ended_by::slow_consumer;
+    else if (timed_out_) by = ended_by::timeout;
+    else if (error_ && error_ != error::closed) by = ended_by::error;
+    counters_->closed_by[static_cast<std::size_t>(by)].add();
+    counters_->closed_by_code[code_slot(why.code)].add();
 }
 
 void connection::queue_close(std::uint16_t code, std::string_view reason) {
@@ -231,6 +251,13 @@ connection::direct_frame connection::next_direct_frame(std::span<std::uint8_t, m
     rest = rest.subspan(f.payload.size());
     const opcode op = direct_continues_ ? opcode::continuation : data_opcode(kind);
     f.header_size = writer_.frame_header_for(out, op, rest.empty(), false, f.payload.size(), f.key);
+    if (counters_) {
+        if (!direct_continues_) {
+            counters_->messages_sent.add();
+            counters_->payload_bytes_sent.add(f.payload.size() + rest.size());
+        }
+        counters_->wire_bytes_sent.add(f.header_size + f.payload.size());
+    }
     direct_continues_ = !rest.empty();
     return f;
 }
@@ -241,6 +268,7 @@ std::error_code connection::send_message(message_kind kind, std::span<const std:
         fail(ec);
         return ec;
     }
+    count_sent(payload.size());
     return {};
 }
 
@@ -272,6 +300,7 @@ std::error_code connection::send_prepared(const std::shared_ptr<const prepared_m
             return ec;
         }
     }
+    count_sent(payload.size());
     return {};
 }
 
@@ -279,12 +308,14 @@ std::error_code connection::send_ping(std::span<const std::uint8_t> payload, clo
     if (auto ec = write_status()) return ec;
     writer_.append_control(out(), opcode::ping, payload);
     last_ping_ = now;
+    if (counters_) counters_->pings_sent.add();
     return {};
 }
 
 std::error_code connection::send_pong(std::span<const std::uint8_t> payload) {
     if (auto ec = write_status()) return ec;
     writer_.append_control(out(), opcode::pong, payload);
+    if (counters_) counters_->pongs_sent.add();
     return {};
 }
 
@@ -295,6 +326,8 @@ void connection::queue_pong(std::span<const std::uint8_t> payload) {
     if (pong_at_ != no_pong && pong_at_ + pong_size_ == bytes.size() &&
         (!pending_.has_shared() || pending_.last_shared_at() <= pong_at_))
         bytes.truncate(pong_at_);
+    else if (counters_)
+        counters_->pongs_sent.add();
     byte_buffer& o = out();
     std::size_t at = o.size();
     writer_.append_control(o, opcode::pong, payload);
@@ -313,6 +346,7 @@ byte_buffer& connection::out() noexcept {
 output_queue& connection::take_output() noexcept {
     std::swap(pending_, inflight_);
     pong_at_ = no_pong;
+    if (counters_ && state_ != connection_state::connecting) counters_->wire_bytes_sent.add(inflight_.wire_size());
     return inflight_;
 }
 
@@ -371,6 +405,7 @@ timer_outcome connection::on_timer(clock::time_point now) {
             // a quiet peer for some.
             writer_.append_control(out(), opcode::ping, {});
             last_ping_ = now;
+            if (counters_) counters_->pings_sent.add();
             return timer_outcome::ping;
         }
     }

@@ -564,7 +564,11 @@ BOOST_AUTO_TEST_CASE(out_of_descriptors_the_acceptor_idles_and_recovers) {
     };
     // A descriptor another thread held for a moment while fill() ran (the server's start-up,
     // say) is taken back here before the client connects, not handed to the acceptor.
-    starve_for(100ms);
+    // (Not starve_for(): with no work yet, ctx would stop, and no later run_for() would run.)
+    for (auto end = std::chrono::steady_clock::now() + 100ms; std::chrono::steady_clock::now() < end;) {
+        std::this_thread::sleep_for(5ms);
+        taken_back += fill();
+    }
     const auto freed_before_connect = taken_back;
     late_client c;
     asio::co_spawn(ctx, echo_over(std::move(client), port, c), [&](std::exception_ptr e) {

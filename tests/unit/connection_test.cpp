@@ -858,4 +858,169 @@ BOOST_AUTO_TEST_CASE(send_timeout_maps_to_1008) {
     BOOST_TEST(make_error_code(corows::error::send_timeout).message().find("send timeout") == 0u);
 }
 
+// ---------------------------------------------------------------------- counting (count_into)
+
+namespace {
+// A connection in `r` that counts into `k` from before it opens (at t0).
+std::unique_ptr<corows::connection> counted_connection(role r, corows::connection_counters& k, corows::options o = {}) {
+    auto c = std::make_unique<corows::connection>(settings(std::move(o)));
+    c->count_into(&k);
+    c->open(r, "", std::nullopt, t0);
+    return c;
+}
+
+std::uint64_t closed_by(const corows::connection_metrics& m, corows::ended_by e) {
+    return m.closed_by[static_cast<std::size_t>(e)];
+}
+} // namespace
+
+BOOST_AUTO_TEST_CASE(counts_messages_bytes_and_control_frames_each_way) {
+    corows::connection_counters k;
+    auto c = counted_connection(role::server, k);
+    const bytes in = cat({frame(0x81, str("hello")), frame(0x82, bytes{1, 2, 3}), frame(0x89, str("p")),
+                          frame(0x8a, str("q"))});
+    receive(*c, in);
+    BOOST_TEST(events(*c) == (std::vector<std::string>{"text:hello", "binary:\x01\x02\x03", "ping:p", "pong:q"}));
+    BOOST_REQUIRE(!c->send_message(corows::message_kind::text, str("abc"), false));
+    BOOST_REQUIRE(!c->send_ping(str("z"), t0));
+    const bytes out = output(*c);
+    // The pong (3 bytes), the text (5) and the ping (3), unmasked from a server.
+    BOOST_TEST(out.size() == 11u);
+    auto m = k.snapshot();
+    BOOST_TEST(m.opened == 1u);
+    BOOST_TEST(m.open() == 1u);
+    BOOST_TEST(m.messages_received == 2u);
+    BOOST_TEST(m.payload_bytes_received == 8u);
+    BOOST_TEST(m.wire_bytes_received == in.size());
+    BOOST_TEST(m.pings_received == 1u);
+    BOOST_TEST(m.pongs_received == 1u);
+    BOOST_TEST(m.messages_sent == 1u);
+    BOOST_TEST(m.payload_bytes_sent == 3u);
+    BOOST_TEST(m.pings_sent == 1u);
+    BOOST_TEST(m.pongs_sent == 1u);
+    BOOST_TEST(m.wire_bytes_sent == out.size());
+}
+
+BOOST_AUTO_TEST_CASE(a_flood_of_pings_counts_the_pongs_that_go_out) {
+    corows::connection_counters k;
+    auto c = counted_connection(role::server, k);
+    receive(*c, cat({frame(0x89, str("1")), frame(0x89, str("2")), frame(0x89, str("3"))}));
+    events(*c);
+    BOOST_TEST(output(*c).size() == 3u); // one pong, for the latest
+    BOOST_TEST(k.snapshot().pings_received == 3u);
+    BOOST_TEST(k.snapshot().pongs_sent == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_shared_frame_counts_as_a_message_and_its_wire_bytes) {
+    corows::connection_counters k;
+    auto c = counted_connection(role::server, k);
+    auto pm = corows::prepared_message::make(str("shared"), corows::message_kind::text);
+    BOOST_REQUIRE(!c->send_prepared(pm));
+    BOOST_TEST(output(*c) == cat({bytes{0x81, 0x06}, str("shared")}));
+    auto m = k.snapshot();
+    BOOST_TEST(m.messages_sent == 1u);
+    BOOST_TEST(m.payload_bytes_sent == 6u);
+    BOOST_TEST(m.wire_bytes_sent == 8u);
+}
+
+BOOST_AUTO_TEST_CASE(a_direct_message_counts_once_over_its_frames) {
+    corows::options o;
+    o.frame_size = 4;
+    corows::connection_counters k;
+    auto c = counted_connection(role::server, k, o);
+    const bytes payload = str("0123456789");
+    std::span<const std::uint8_t> rest(payload);
+    std::array<std::uint8_t, corows::max_frame_header_size> head{};
+    c->begin_direct();
+    std::size_t wire = 0;
+    while (!rest.empty()) {
+        auto f = c->next_direct_frame(head, corows::message_kind::binary, rest);
+        wire += f.header_size + f.payload.size();
+    }
+    c->end_direct();
+    BOOST_TEST(wire == 3 * 2 + 10u);
+    auto m = k.snapshot();
+    BOOST_TEST(m.messages_sent == 1u);
+    BOOST_TEST(m.payload_bytes_sent == 10u);
+    BOOST_TEST(m.wire_bytes_sent == wire);
+}
+
+BOOST_AUTO_TEST_CASE(an_ending_counts_once_by_its_cause_and_close_code) {
+    using corows::ended_by;
+    corows::connection_counters k;
+    {
+        // The peer closes with 1000; our echo and the transport's end count nothing more.
+        auto c = counted_connection(role::server, k);
+        receive(*c, frame(0x88, close_payload(1000)));
+        events(*c);
+        c->receive_closed();
+    }
+    {
+        // We close with 1001 and the peer answers.
+        auto c = counted_connection(role::server, k);
+        BOOST_REQUIRE(!c->start_close(1001, "bye", t0));
+        receive(*c, frame(0x88, close_payload(1001)));
+        events(*c);
+    }
+    {
+        // The peer breaks the protocol (an unmasked frame to a server): 1002, an error.
+        auto c = counted_connection(role::server, k);
+        receive(*c, frame(0x81, str("x"), false));
+        events(*c);
+    }
+    {
+        // The idle timeout: 1006, ours.
+        corows::options o;
+        o.idle_timeout = milliseconds(100);
+        auto c = counted_connection(role::server, k, o);
+        BOOST_TEST((c->on_timer(t0 + milliseconds(100)) == corows::timer_outcome::timed_out));
+    }
+    {
+        // A peer that takes nothing: 1008, a slow consumer.
+        corows::options o;
+        o.send_timeout = milliseconds(100);
+        auto c = counted_connection(role::server, k, o);
+        BOOST_REQUIRE(!c->send_message(corows::message_kind::text, str("y"), false));
+        c->take_output();
+        c->output_progress(t0);
+        BOOST_TEST((c->on_timer(t0 + milliseconds(100)) == corows::timer_outcome::timed_out));
+    }
+    {
+        // The transport went without a close frame: 1006, the peer's doing.
+        auto c = counted_connection(role::server, k);
+        c->receive_closed();
+    }
+    {
+        // An application's code counts as "other".
+        auto c = counted_connection(role::client, k);
+        receive(*c, frame(0x88, close_payload(4000), false));
+        events(*c);
+        c->receive_closed();
+    }
+    {
+        // A handshake that never opened is no connection ending.
+        auto c = std::make_unique<corows::connection>(settings());
+        c->count_into(&k);
+        c->receive_closed();
+    }
+    auto m = k.snapshot();
+    BOOST_TEST(m.opened == 7u);
+    BOOST_TEST(m.closed() == 7u);
+    BOOST_TEST(m.open() == 0u);
+    BOOST_TEST(closed_by(m, ended_by::peer) == 3u);
+    BOOST_TEST(closed_by(m, ended_by::local) == 1u);
+    BOOST_TEST(closed_by(m, ended_by::error) == 1u);
+    BOOST_TEST(closed_by(m, ended_by::timeout) == 1u);
+    BOOST_TEST(closed_by(m, ended_by::slow_consumer) == 1u);
+    BOOST_TEST(m.closed_by_code[corows::code_slot(1000)] == 1u);
+    BOOST_TEST(m.closed_by_code[corows::code_slot(1001)] == 1u);
+    BOOST_TEST(m.closed_by_code[corows::code_slot(1002)] == 1u);
+    BOOST_TEST(m.closed_by_code[corows::code_slot(1006)] == 2u);
+    BOOST_TEST(m.closed_by_code[corows::code_slot(1008)] == 1u);
+    BOOST_TEST(m.closed_by_code[corows::code_slot(4000)] == 1u);
+    BOOST_TEST(corows::code_slot(4000) == corows::counted_codes - 1);
+    BOOST_TEST(corows::code_slot(1015) == 15u);
+    BOOST_TEST(corows::code_slot(999) == corows::counted_codes - 1);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -10,6 +10,7 @@
 #include <corows/message.hpp>
 #include <corows/options.hpp>
 #include <corows/prepared_message.hpp>
+#include <corows/protocol/connection_counters.hpp>
 #include <corows/protocol/frame.hpp>
 #include <corows/protocol/message_reader.hpp>
 #include <corows/protocol/message_writer.hpp>
@@ -78,6 +79,10 @@ public:
 
     /// A connection with `opts`, in the connecting state.
     explicit connection(std::shared_ptr<const options> opts);
+
+    /// Counts what this connection does into `c` (none: nullptr, the default) from now on;
+    /// `c` must outlive the connection, and be written only from the thread that runs it.
+    void count_into(connection_counters* c) noexcept { counters_ = c; }
 
     connection(const connection&) = delete;
     connection& operator=(const connection&) = delete;
@@ -310,7 +315,15 @@ private:
     void send_timed_out();
     void output_done() noexcept;
 
+    void count_end() noexcept;
+    void count_sent(std::size_t payload) noexcept {
+        if (!counters_) return;
+        counters_->messages_sent.add();
+        counters_->payload_bytes_sent.add(payload);
+    }
+
     std::shared_ptr<const options> opts_;
+    connection_counters* counters_ = nullptr; // count_into()'s
     message_reader reader_;
     message_writer writer_;
 

@@ -1,0 +1,119 @@
+// corows::connection_counters: what a set of connections did (opened, ended and why, messages,
+// bytes, pings), counted by the connections themselves, readable from any thread; and
+// connection_metrics, a snapshot of it in plain numbers.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace corows {
+
+/// Who or what ended a connection, as metrics and logs tell them apart.
+enum class ended_by : std::uint8_t {
+    local,         ///< this side closed it (the application, a server's stop or drain)
+    peer,          ///< the peer's close frame came first, or its transport went without one
+    timeout,       ///< a handshake, idle or close timeout of ours expired
+    slow_consumer, ///< the peer took nothing for send_timeout: closed 1008, "too slow"
+    error,         ///< a protocol violation (the peer's or a failure of ours: deflate, UTF-8, ...)
+};
+/// Number of ended_by values.
+inline constexpr std::size_t ended_by_count = 5;
+/// The metric label of `e`: "local", "peer", "timeout", "slow_consumer" or "error".
+constexpr const char* to_string(ended_by e) noexcept {
+    constexpr const char* names[] = {"local", "peer", "timeout", "slow_consumer", "error"};
+    return names[static_cast<std::size_t>(e)];
+}
+
+/// Close codes counted one by one: 1000 to 1015 (RFC 6455 §7.4.1 and IANA's registry); any
+/// other (an application's 3000-4999) counts as "other", so a label never takes a value a
+/// peer chooses freely.
+inline constexpr std::uint16_t first_counted_code = 1000;
+/// Slots of connection_metrics::closed_by_code: 1000 to 1015, then "other".
+inline constexpr std::size_t counted_codes = 17;
+
+/// A snapshot of connection_counters: plain numbers, totals since the counters were made.
+struct connection_metrics {
+    /// WebSocket connections that opened (handshake done).
+    std::uint64_t opened = 0;
+    /// Of those, connections that ended, by who or what ended them (index: ended_by).
+    std::array<std::uint64_t, ended_by_count> closed_by{};
+    /// The same endings by the close code that decided them (close_info::code; 1006 where
+    /// the transport went without a close frame): index code - 1000 for 1000-1015, last for
+    /// any other.
+    std::array<std::uint64_t, counted_codes> closed_by_code{};
+    std::uint64_t messages_received = 0;      ///< data messages received, whole
+    std::uint64_t messages_sent = 0;          ///< data messages queued to send (hub deliveries included)
+    std::uint64_t payload_bytes_received = 0; ///< their payload, decompressed
+    std::uint64_t payload_bytes_sent = 0;     ///< their payload, before compression
+    std::uint64_t wire_bytes_received = 0;    ///< frame bytes read (reads made during the handshake not counted)
+    std::uint64_t wire_bytes_sent = 0;        ///< frame bytes handed to the transport
+    std::uint64_t pings_received = 0;
+    std::uint64_t pongs_received = 0;
+    std::uint64_t pings_sent = 0; ///< the application's and the keepalive's
+    std::uint64_t pongs_sent = 0; ///< answers to pings (several pings may share one) and the application's
+
+    /// Connections ended, all reasons together.
+    std::uint64_t closed() const noexcept {
+        std::uint64_t n = 0;
+        for (auto c : closed_by) n += c;
+        return n;
+    }
+    /// Connections open: opened() less closed() (0 if a snapshot read mid-update says less).
+    std::uint64_t open() const noexcept {
+        const auto c = closed();
+        return opened > c ? opened - c : 0;
+    }
+    /// Adds `o`'s counts to these (sums the counters of several threads).
+    connection_metrics& operator+=(const connection_metrics& o) noexcept;
+};
+
+namespace detail {
+/// A count that one thread writes at a time and any thread reads: a relaxed load and store,
+/// as cheap as a plain increment (no locked instruction), and no data race for the reader.
+class single_writer_count {
+public:
+    void add(std::uint64_t n = 1) noexcept { v_.store(v_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed); }
+    std::uint64_t get() const noexcept { return v_.load(std::memory_order_relaxed); }
+
+private:
+    std::atomic<std::uint64_t> v_{0};
+};
+} // namespace detail
+
+/// Where connections count what they do (connection::count_into()). Written by the one thread
+/// that runs the connections counting into it (a server gives each of its threads its own),
+/// read by snapshot() from any thread. Not copyable: connections point at it.
+class connection_counters {
+public:
+    connection_counters() = default;
+    connection_counters(const connection_counters&) = delete;
+    connection_counters& operator=(const connection_counters&) = delete;
+
+    /// The counts now, from any thread.
+    connection_metrics snapshot() const noexcept;
+
+    detail::single_writer_count opened;
+    std::array<detail::single_writer_count, ended_by_count> closed_by;
+    std::array<detail::single_writer_count, counted_codes> closed_by_code;
+    detail::single_writer_count messages_received;
+    detail::single_writer_count messages_sent;
+    detail::single_writer_count payload_bytes_received;
+    detail::single_writer_count payload_bytes_sent;
+    detail::single_writer_count wire_bytes_received;
+    detail::single_writer_count wire_bytes_sent;
+    detail::single_writer_count pings_received;
+    detail::single_writer_count pongs_received;
+    detail::single_writer_count pings_sent;
+    detail::single_writer_count pongs_sent;
+};
+
+/// The slot of closed_by_code that counts `code`.
+constexpr std::size_t code_slot(std::uint16_t code) noexcept {
+    return code >= first_counted_code && code < first_counted_code + counted_codes - 1
+               ? static_cast<std::size_t>(code - first_counted_code)
+               : counted_codes - 1;
+}
+
+} // namespace corows

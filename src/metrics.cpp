@@ -1,0 +1,109 @@
+#include <corows/metrics.hpp>
+
+#include <charconv>
+#include <string_view>
+
+namespace corows {
+namespace {
+
+void append_number(std::string& out, std::uint64_t v) {
+    char buf[24];
+    auto r = std::to_chars(buf, buf + sizeof buf, v);
+    out.append(buf, r.ptr);
+}
+
+void append_number(std::string& out, double v) {
+    char buf[32];
+    auto r = std::to_chars(buf, buf + sizeof buf, v);
+    out.append(buf, r.ptr);
+}
+
+// `# HELP` and `# TYPE` of one family.
+void family(std::string& out, std::string_view name, std::string_view type, std::string_view help) {
+    out.append("# HELP ").append(name).append(" ").append(help).append("\n");
+    out.append("# TYPE ").append(name).append(" ").append(type).append("\n");
+}
+
+template <class V>
+void sample(std::string& out, std::string_view name, V value, std::string_view label = {},
+            std::string_view label_value = {}) {
+    out.append(name);
+    if (!label.empty()) out.append("{").append(label).append("=\"").append(label_value).append("\"}");
+    out.push_back(' ');
+    append_number(out, value);
+    out.push_back('\n');
+}
+
+template <class V>
+void single(std::string& out, std::string_view name, std::string_view type, std::string_view help, V value) {
+    family(out, name, type, help);
+    sample(out, name, value);
+}
+
+void write_connections(std::string& out, const connection_metrics& c) {
+    single(out, "corows_connections_open", "gauge", "WebSocket connections open now.", c.open());
+    single(out, "corows_connections_opened_total", "counter", "WebSocket connections opened (handshake done).",
+           c.opened);
+    family(out, "corows_connections_closed_total", "counter",
+           "WebSocket connections ended, by who or what ended them.");
+    for (std::size_t i = 0; i < ended_by_count; ++i)
+        sample(out, "corows_connections_closed_total", c.closed_by[i], "by", to_string(static_cast<ended_by>(i)));
+    family(out, "corows_close_codes_total", "counter",
+           "WebSocket connections ended, by the close code that decided it (1006: no close frame).");
+    for (std::size_t i = 0; i < counted_codes; ++i) {
+        std::string code = i + 1 < counted_codes ? std::to_string(first_counted_code + i) : "other";
+        sample(out, "corows_close_codes_total", c.closed_by_code[i], "code", code);
+    }
+    single(out, "corows_messages_received_total", "counter", "Data messages received.", c.messages_received);
+    single(out, "corows_messages_sent_total", "counter", "Data messages sent (hub deliveries included).",
+           c.messages_sent);
+    single(out, "corows_payload_received_bytes_total", "counter", "Payload bytes of the messages received.",
+           c.payload_bytes_received);
+    single(out, "corows_payload_sent_bytes_total", "counter",
+           "Payload bytes of the messages sent, before compression.", c.payload_bytes_sent);
+    single(out, "corows_wire_received_bytes_total", "counter", "WebSocket frame bytes read, compressed.",
+           c.wire_bytes_received);
+    single(out, "corows_wire_sent_bytes_total", "counter", "WebSocket frame bytes written, compressed.",
+           c.wire_bytes_sent);
+    single(out, "corows_pings_received_total", "counter", "Pings received.", c.pings_received);
+    single(out, "corows_pongs_received_total", "counter", "Pongs received.", c.pongs_received);
+    single(out, "corows_pings_sent_total", "counter", "Pings sent (keepalive included).", c.pings_sent);
+    single(out, "corows_pongs_sent_total", "counter", "Pongs sent.", c.pongs_sent);
+}
+
+} // namespace
+
+void write_prometheus(std::string& out, const server_metrics& m) {
+    single(out, "corows_connections_accepted_total", "counter", "Sockets accepted, before any limit.", m.accepted);
+    family(out, "corows_connections_refused_total", "counter",
+           "Connections turned away before their WebSocket opened, by reason.");
+    for (std::size_t i = 0; i < refusal_reason_count; ++i)
+        sample(out, "corows_connections_refused_total", m.refused[i], "reason",
+               to_string(static_cast<refusal_reason>(i)));
+    single(out, "corows_handshakes_in_progress", "gauge", "Connections in their opening handshake now.",
+           m.handshakes_in_progress);
+
+    constexpr std::string_view h = "corows_handshake_duration_seconds";
+    family(out, h, "histogram", "Opening handshakes, from accept to the open WebSocket.");
+    std::uint64_t cumulative = 0;
+    const auto& hd = m.handshake_duration;
+    for (std::size_t i = 0; i < hd.buckets.size(); ++i) {
+        cumulative += hd.buckets[i];
+        std::string le;
+        if (i < hd.bounds.size()) append_number(le, hd.bounds[i]);
+        else le = "+Inf";
+        sample(out, "corows_handshake_duration_seconds_bucket", cumulative, "le", le);
+    }
+    sample(out, "corows_handshake_duration_seconds_sum", std::chrono::duration<double>(hd.sum).count());
+    sample(out, "corows_handshake_duration_seconds_count", cumulative);
+
+    write_connections(out, m.connections);
+}
+
+std::string to_prometheus(const server_metrics& m) {
+    std::string out;
+    write_prometheus(out, m);
+    return out;
+}
+
+} // namespace corows

@@ -1,0 +1,88 @@
+// corows::write_prometheus: the text exposition format, family by family, and the handshake
+// histogram's buckets.
+#include <corows/metrics.hpp>
+
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+#include <string>
+
+namespace {
+bool has_line(const std::string& text, const std::string& line) {
+    return text.find("\n" + line + "\n") != std::string::npos || text.rfind(line + "\n", 0) == 0;
+}
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(metrics)
+
+BOOST_AUTO_TEST_CASE(every_family_has_help_and_type_before_its_samples) {
+    corows::server_metrics m;
+    m.accepted = 12;
+    m.refused[static_cast<std::size_t>(corows::refusal_reason::address_limit)] = 2;
+    m.handshakes_in_progress = 1;
+    m.connections.opened = 9;
+    m.connections.closed_by[static_cast<std::size_t>(corows::ended_by::timeout)] = 4;
+    m.connections.closed_by_code[corows::code_slot(1006)] = 4;
+    m.connections.closed_by_code[corows::code_slot(4321)] = 0;
+    m.connections.messages_received = 10;
+    m.connections.messages_sent = 30;
+    const std::string t = corows::to_prometheus(m);
+    BOOST_TEST(t.rfind("# HELP corows_connections_accepted_total ", 0) == 0u);
+    BOOST_TEST(has_line(t, "# TYPE corows_connections_accepted_total counter"));
+    BOOST_TEST(has_line(t, "corows_connections_accepted_total 12"));
+    BOOST_TEST(has_line(t, "# TYPE corows_connections_open gauge"));
+    BOOST_TEST(has_line(t, "corows_connections_open 5"));
+    BOOST_TEST(has_line(t, "corows_connections_opened_total 9"));
+    BOOST_TEST(has_line(t, "corows_connections_refused_total{reason=\"address_limit\"} 2"));
+    BOOST_TEST(has_line(t, "corows_connections_refused_total{reason=\"abandoned\"} 0"));
+    BOOST_TEST(has_line(t, "corows_handshakes_in_progress 1"));
+    BOOST_TEST(has_line(t, "corows_connections_closed_total{by=\"timeout\"} 4"));
+    BOOST_TEST(has_line(t, "corows_connections_closed_total{by=\"slow_consumer\"} 0"));
+    BOOST_TEST(has_line(t, "corows_close_codes_total{code=\"1006\"} 4"));
+    BOOST_TEST(has_line(t, "corows_close_codes_total{code=\"1015\"} 0"));
+    BOOST_TEST(has_line(t, "corows_close_codes_total{code=\"other\"} 0"));
+    BOOST_TEST(has_line(t, "corows_messages_received_total 10"));
+    BOOST_TEST(has_line(t, "corows_messages_sent_total 30"));
+    BOOST_TEST(t.back() == '\n');
+    // Each family's HELP comes right before its TYPE, and its samples after both.
+    std::size_t families = 0, pos = 0;
+    while ((pos = t.find("# HELP ", pos)) != std::string::npos) {
+        const auto end = t.find('\n', pos);
+        const std::string name = t.substr(pos + 7, t.find(' ', pos + 7) - pos - 7);
+        BOOST_TEST(t.compare(end + 1, 7 + name.size(), "# TYPE " + name) == 0, name);
+        BOOST_TEST(name.rfind("corows_", 0) == 0u, name);
+        ++families;
+        pos = end;
+    }
+    BOOST_TEST(families == 18u);
+}
+
+BOOST_AUTO_TEST_CASE(the_handshake_histogram_is_cumulative_with_sum_and_count) {
+    using std::chrono::microseconds;
+    corows::server_metrics m;
+    auto& h = m.handshake_duration;
+    for (auto d : {microseconds(500), microseconds(1000), microseconds(3000), microseconds(3'000'000)}) {
+        h.buckets[corows::handshake_histogram::bucket_of(d)] += 1;
+        h.sum += d;
+    }
+    BOOST_TEST(corows::handshake_histogram::bucket_of(microseconds(1000)) == 0u); // le is inclusive
+    BOOST_TEST(h.count() == 4u);
+    const std::string t = corows::to_prometheus(m);
+    BOOST_TEST(has_line(t, "# TYPE corows_handshake_duration_seconds histogram"));
+    BOOST_TEST(has_line(t, "corows_handshake_duration_seconds_bucket{le=\"0.001\"} 2"));
+    BOOST_TEST(has_line(t, "corows_handshake_duration_seconds_bucket{le=\"0.0025\"} 2"));
+    BOOST_TEST(has_line(t, "corows_handshake_duration_seconds_bucket{le=\"0.005\"} 3"));
+    BOOST_TEST(has_line(t, "corows_handshake_duration_seconds_bucket{le=\"2.5\"} 3"));
+    BOOST_TEST(has_line(t, "corows_handshake_duration_seconds_bucket{le=\"+Inf\"} 4"));
+    BOOST_TEST(has_line(t, "corows_handshake_duration_seconds_sum 3.0045"));
+    BOOST_TEST(has_line(t, "corows_handshake_duration_seconds_count 4"));
+}
+
+BOOST_AUTO_TEST_CASE(write_prometheus_appends) {
+    std::string out = "# before\n";
+    corows::write_prometheus(out, corows::server_metrics{});
+    BOOST_TEST(out.rfind("# before\n# HELP ", 0) == 0u);
+    BOOST_TEST(out == "# before\n" + corows::to_prometheus(corows::server_metrics{}));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
