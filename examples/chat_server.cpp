@@ -121,8 +121,10 @@ asio::awaitable<void> route(ws_type& ws, chat_state& st) {
                            " members=" + std::to_string(st.members.load()) + "\n";
         co_await answer(ws, req, draining ? 503 : 200, "text/plain", body);
     } else if (path == "/metrics") {
-        // For Prometheus: this server's counts, summed over its threads.
-        co_await answer(ws, req, 200, corows::prometheus_content_type, corows::to_prometheus(st.srv.metrics()));
+        // For Prometheus: this server's counts, summed over its threads, and its rooms'.
+        std::string text = corows::to_prometheus(st.srv.metrics());
+        corows::write_prometheus(text, st.rooms.metrics());
+        co_await answer(ws, req, 200, corows::prometheus_content_type, text);
     } else {
         co_await answer(ws, req, 200, "text/html; charset=utf-8", chat_html);
     }

@@ -704,6 +704,10 @@ def scenario_chat_metrics(program):
                 check(v["corows_payload_received_bytes_total"] >= 10 * len("message 0"), "payload bytes received")
                 # The chat negotiates permessage-deflate: the wire carries frames, compressed.
                 check(v["corows_wire_received_bytes_total"] > 0, "wire bytes received")
+                check(v["corows_hub_topics"] == 1 and v["corows_hub_subscriptions"] == 3, "hub topics and subscriptions")
+                check(v["corows_hub_publishes_total"] == 10 and v["corows_hub_deliveries_total"] == 30,
+                      "hub publishes %s, deliveries %s" % (v["corows_hub_publishes_total"],
+                                                          v["corows_hub_deliveries_total"]))
                 await c.close()
             return text
         asyncio.run(members())

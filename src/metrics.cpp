@@ -100,6 +100,20 @@ void write_prometheus(std::string& out, const server_metrics& m) {
     write_connections(out, m.connections);
 }
 
+void write_prometheus(std::string& out, const hub_metrics& m) {
+    single(out, "corows_hub_topics", "gauge", "Hub topics with a subscriber in this process.", m.topics);
+    single(out, "corows_hub_subscriptions", "gauge", "Hub subscriptions in this process.", m.subscriptions);
+    single(out, "corows_hub_publishes_total", "counter", "Messages published to the hub in this process.",
+           m.publishes);
+    single(out, "corows_hub_deliveries_total", "counter", "Messages the hub queued to subscribers in this process.",
+           m.deliveries);
+    family(out, "corows_hub_slow_consumers_total", "counter",
+           "Subscribers whose queue was full when a message came, by the topic's policy.");
+    constexpr const char* policies[] = {"close", "drop", "drop_and_notify"};
+    for (std::size_t i = 0; i < slow_consumer_policies; ++i)
+        sample(out, "corows_hub_slow_consumers_total", m.slow_consumers[i], "policy", policies[i]);
+}
+
 std::string to_prometheus(const server_metrics& m) {
     std::string out;
     write_prometheus(out, m);

@@ -124,6 +124,11 @@ public:
     }
     /// Starts the close handshake with `code` (sendable) and `reason`, as websocket::start_close().
     void close(std::uint16_t code, std::string_view reason) const { detail::begin_close(s_, code, reason); }
+    /// Closes it with 1008 "too slow" for a queue that stayed full, counted as a slow consumer.
+    void close_slow_consumer() const {
+        s_->conn.note_slow_consumer();
+        detail::begin_close(s_, static_cast<std::uint16_t>(close_code::policy_violation), "too slow");
+    }
     /// Adds `f` to run once on this thread when the transport closes or the connection goes
     /// without having closed it; it runs before what was added earlier.
     void on_gone(std::function<void()> f) const {

@@ -8,10 +8,13 @@
 #include <corows/connection_handle.hpp>
 #include <corows/error.hpp>
 #include <corows/message.hpp>
+#include <corows/metrics.hpp>
 #include <corows/prepared_message.hpp>
 #include <corows/websocket.hpp>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -33,6 +36,7 @@ enum class slow_consumer : std::uint8_t {
     drop,            ///< skip the message for it; it stays subscribed
     drop_and_notify, ///< skip the message and call hub options' on_drop
 };
+static_assert(static_cast<std::size_t>(slow_consumer::drop_and_notify) + 1 == slow_consumer_policies);
 
 /// Settings of a hub.
 template <class Stream>
@@ -103,11 +107,13 @@ public:
     /// Publishes `pm` on `topic` to this process's subscribers and, with a backplane, to the
     /// other processes'. Any thread.
     void publish(std::string_view topic, std::shared_ptr<const prepared_message> pm) {
+        core_->publishes.fetch_add(1, std::memory_order_relaxed);
         core_->deliver_local(topic, pm);
         if (auto& b = core_->opts.backplane) b->publish(topic, pm->payload(), pm->kind());
     }
     /// Publishes one `kind` message with `payload` (copied), as publish(topic, pm). Any thread.
     void publish(std::string_view topic, std::span<const std::uint8_t> payload, message_kind kind) {
+        core_->publishes.fetch_add(1, std::memory_order_relaxed);
         // Framed only for a topic held here; the backplane copies the payload its own way.
         if (core_->has_topic(topic)) core_->deliver_local(topic, prepared_message::make(payload, kind));
         if (auto& b = core_->opts.backplane) b->publish(topic, payload, kind);
@@ -123,6 +129,25 @@ public:
     std::size_t topics() const {
         std::lock_guard<std::mutex> lock(core_->mutex);
         return core_->topics.size();
+    }
+    /// What the hub did in this process: topics and subscriptions now, publishes, deliveries
+    /// and slow consumers by policy since it was made (write_prometheus() formats it). Any thread.
+    hub_metrics metrics() const {
+        hub_metrics m;
+        m.publishes = core_->publishes.load(std::memory_order_relaxed);
+        std::lock_guard<std::mutex> lock(core_->mutex);
+        m.topics = core_->topics.size();
+        std::uint64_t subscribed = 0, unsubscribed = 0;
+        for (const auto& g : core_->groups) {
+            // Removals before additions: a subscription made and left meanwhile counts, at most.
+            unsubscribed += g->counts.unsubscribed.get();
+            subscribed += g->counts.subscribed.get();
+            m.deliveries += g->counts.deliveries.get();
+            for (std::size_t i = 0; i < slow_consumer_policies; ++i)
+                m.slow_consumers[i] += g->counts.slow_consumers[i].get();
+        }
+        m.subscriptions = subscribed > unsubscribed ? subscribed - unsubscribed : 0;
+        return m;
     }
 
 private:
@@ -165,6 +190,11 @@ private:
     struct group {
         explicit group(asio::any_io_executor e) : ex(std::move(e)) {}
         asio::any_io_executor ex;
+        // Written on `ex` only; metrics() reads them from any thread.
+        struct counters {
+            detail::single_writer_count deliveries, subscribed, unsubscribed;
+            std::array<detail::single_writer_count, slow_consumer_policies> slow_consumers;
+        } counts;
         std::unordered_map<const topic_state*, member_list> topics;
         // Kept while the connection lives, so its close listener is installed once.
         std::unordered_map<const void*, std::vector<subscription>> connections;
@@ -174,6 +204,7 @@ private:
         explicit core(options_type o) : opts(std::move(o)) {}
 
         options_type opts;
+        std::atomic<std::uint64_t> publishes{0}; // from any thread
         mutable std::mutex mutex; // guards what follows
         by_name<std::shared_ptr<topic_state>> topics;
         by_name<slow_consumer> policies;
@@ -232,11 +263,16 @@ private:
             ++ml.delivering;
             for (std::size_t i = 0; i < ml.list.size(); ++i) {
                 auto s = ml.list[i].w.lock();
-                if (!s || s.send(pm)) continue;
+                if (!s) continue;
+                if (s.send(pm)) {
+                    g.counts.deliveries.add();
+                    continue;
+                }
                 if (s.sending_ended()) continue;
+                g.counts.slow_consumers[static_cast<std::size_t>(policy)].add();
                 switch (policy) {
                 case slow_consumer::close:
-                    s.close(static_cast<std::uint16_t>(close_code::policy_violation), "too slow");
+                    s.close_slow_consumer();
                     break;
                 case slow_consumer::drop:
                     break;
@@ -270,6 +306,7 @@ private:
             }
             member_list& ml = g->topics[t.get()];
             ml.list.push_back(member{s.id(), s.ref()});
+            g->counts.subscribed.add();
             conn->second.push_back(subscription{std::move(t), ml.list.size() - 1});
             return true;
         }
@@ -337,6 +374,7 @@ private:
         void remove_member(group& g, const topic_state& t, std::size_t index) {
             auto it = g.topics.find(&t);
             if (it == g.topics.end()) return;
+            g.counts.unsubscribed.add();
             member_list& ml = it->second;
             if (ml.delivering) {
                 ml.list[index] = member{};

@@ -75,10 +75,27 @@ struct server_metrics {
     connection_metrics connections;
 };
 
+/// Number of a hub's slow-consumer policies (corows::slow_consumer: close, drop, drop_and_notify).
+inline constexpr std::size_t slow_consumer_policies = 3;
+
+/// A snapshot of a hub's counts in this process (basic_hub::metrics()).
+struct hub_metrics {
+    std::uint64_t topics = 0;        ///< topics with a subscriber here, now
+    std::uint64_t subscriptions = 0; ///< subscriptions here, now
+    std::uint64_t publishes = 0;     ///< publish() calls here (a backplane's arrivals are not counted)
+    std::uint64_t deliveries = 0;    ///< messages queued to subscribers here, from any publisher
+    /// Subscribers whose queue was full when a message came, by the topic's policy (index:
+    /// corows::slow_consumer): closed, skipped, skipped and reported.
+    std::array<std::uint64_t, slow_consumer_policies> slow_consumers{};
+};
+
 /// Appends `m` to `out` in the Prometheus text exposition format (version 0.0.4): each family
 /// with `# HELP` and `# TYPE`, names prefixed `corows_`, labelled values for every reason and
 /// code (zeros included, so that rates start from the first scrape).
 void write_prometheus(std::string& out, const server_metrics& m);
+
+/// Appends a hub's `m` to `out` in the Prometheus text exposition format (`corows_hub_`...).
+void write_prometheus(std::string& out, const hub_metrics& m);
 
 /// `m` in the Prometheus text exposition format (see write_prometheus()).
 std::string to_prometheus(const server_metrics& m);

@@ -190,7 +190,7 @@ void connection::end(std::error_code why) noexcept {
 void connection::count_end() noexcept {
     const close_info why = closed_why();
     ended_by by = why.remote ? ended_by::peer : ended_by::local;
-    if (error_ == error::send_timeout) by = ended_by::slow_consumer;
+    if (error_ == error::send_timeout || slow_consumer_) by = ended_by::slow_consumer;
     else if (timed_out_) by = ended_by::timeout;
     else if (error_ && error_ != error::closed) by = ended_by::error;
     counters_->closed_by[static_cast<std::size_t>(by)].add();

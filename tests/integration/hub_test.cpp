@@ -126,7 +126,13 @@ struct slow_consumer_run {
     std::atomic<std::size_t> dropped_notices{0};
     std::mutex m;
     std::string dropped_topic; // under m
+    corows::hub_metrics hub;       // after the run
+    corows::server_metrics server; // after the run
 };
+
+std::uint64_t slow_consumers(const slow_consumer_run& r, corows::slow_consumer p) {
+    return r.hub.slow_consumers[static_cast<std::size_t>(p)];
+}
 
 void run_slow_consumer(corows::slow_consumer policy, slow_consumer_run& r) {
     corows::hub_options ho;
@@ -224,6 +230,8 @@ void run_slow_consumer(corows::slow_consumer policy, slow_consumer_run& r) {
     ctx.run_for(60s);
     BOOST_TEST(!failed);
     BOOST_TEST(fast_received == messages);
+    r.hub = hub.metrics();
+    r.server = st.server().metrics();
 }
 
 } // namespace
@@ -233,6 +241,10 @@ BOOST_AUTO_TEST_CASE(a_slow_consumer_is_closed_under_the_close_policy) {
     run_slow_consumer(corows::slow_consumer::close, r);
     BOOST_TEST(r.published == 120u);
     BOOST_TEST(r.slow_server_side_ended, "the slow subscriber was not closed");
+    // Counted once (then it takes no more messages), and its ending told apart.
+    BOOST_TEST(slow_consumers(r, corows::slow_consumer::close) == 1u);
+    BOOST_TEST(r.server.connections.closed_by[static_cast<std::size_t>(corows::ended_by::slow_consumer)] == 1u);
+    BOOST_TEST(r.server.connections.closed_by_code[corows::code_slot(1008)] == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(a_slow_consumer_misses_messages_under_the_drop_policy) {
@@ -244,6 +256,9 @@ BOOST_AUTO_TEST_CASE(a_slow_consumer_misses_messages_under_the_drop_policy) {
     BOOST_TEST(r.slow_received < 120u, "nothing was dropped: the test did not fill the queue");
     BOOST_TEST(r.slow_got_final, "the slow subscriber did not stay subscribed");
     BOOST_TEST(r.dropped_notices == 0u);
+    BOOST_TEST(slow_consumers(r, corows::slow_consumer::drop) == 120u - r.slow_received);
+    BOOST_TEST(r.hub.publishes == 121u);
+    BOOST_TEST(r.hub.deliveries == 120u + r.slow_received + 2u); // the fast one's, the slow one's, and the final to both
 }
 
 BOOST_AUTO_TEST_CASE(a_slow_consumer_is_reported_under_drop_and_notify) {
@@ -254,6 +269,8 @@ BOOST_AUTO_TEST_CASE(a_slow_consumer_is_reported_under_drop_and_notify) {
     BOOST_TEST(r.slow_received < 120u);
     BOOST_TEST(r.slow_got_final);
     BOOST_TEST(r.dropped_notices == 120u - r.slow_received);
+    BOOST_TEST(slow_consumers(r, corows::slow_consumer::drop_and_notify) == r.dropped_notices);
+    BOOST_TEST(slow_consumers(r, corows::slow_consumer::close) == 0u);
     std::lock_guard<std::mutex> lock(r.m);
     BOOST_TEST(r.dropped_topic == "feed");
 }
@@ -375,6 +392,42 @@ BOOST_AUTO_TEST_CASE(a_handle_sends_from_any_thread_and_is_harmless_after_the_co
     BOOST_TEST(!handles[0].close());
 #pragma GCC diagnostic pop
     BOOST_TEST(!corows::connection_handle{}.send_text("nowhere"));
+}
+
+BOOST_AUTO_TEST_CASE(metrics_count_topics_subscriptions_publishes_and_deliveries) {
+    corows::hub hub;
+    server_thread st(threads(2), [&](tcp_ws& ws) { return subscriber(ws, hub); });
+    constexpr std::size_t clients = 3, messages = 10;
+    std::atomic<std::size_t> joined{0};
+    corows::hub_metrics during;
+    std::thread publisher([&] {
+        if (!wait_until([&] { return joined == clients; }, 20s)) return;
+        during = hub.metrics();
+        for (std::size_t i = 0; i < messages; ++i) hub.publish_text("room", "m" + std::to_string(i));
+        hub.publish_text("nobody", "lost"); // a publish without subscribers delivers nothing
+    });
+    std::size_t ok = corows::test::run_clients(clients, [&](std::size_t) -> asio::awaitable<void> {
+        tcp_ws ws = co_await connect(st.port());
+        co_await join(ws, "room");
+        ++joined;
+        for (std::size_t i = 0; i < messages; ++i) {
+            auto msg = co_await ws.read_message();
+            if (!msg || msg->text() != "m" + std::to_string(i)) throw std::runtime_error("message missing");
+        }
+        co_await ws.close();
+    }, 30s);
+    publisher.join();
+    BOOST_TEST(ok == clients);
+    BOOST_TEST(during.topics == 1u);
+    BOOST_TEST(during.subscriptions == clients);
+    BOOST_TEST(wait_until([&] { return hub.metrics().subscriptions == 0; }, 5s));
+    const auto m = hub.metrics();
+    BOOST_TEST(m.topics == 0u);
+    BOOST_TEST(m.publishes == messages + 1);
+    BOOST_TEST(m.deliveries == clients * messages);
+    BOOST_TEST(m.slow_consumers == (std::array<std::uint64_t, corows::slow_consumer_policies>{}));
+    // Hub deliveries are the server's messages sent, with the "joined:" answers.
+    BOOST_TEST(st.server().metrics().connections.messages_sent == clients * messages + clients);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -85,4 +85,25 @@ BOOST_AUTO_TEST_CASE(write_prometheus_appends) {
     BOOST_TEST(out == "# before\n" + corows::to_prometheus(corows::server_metrics{}));
 }
 
+BOOST_AUTO_TEST_CASE(a_hub_writes_its_own_families) {
+    corows::hub_metrics h;
+    h.topics = 2;
+    h.subscriptions = 5;
+    h.publishes = 7;
+    h.deliveries = 30;
+    h.slow_consumers[1] = 4;
+    std::string t;
+    corows::write_prometheus(t, h);
+    BOOST_TEST(t.rfind("# HELP corows_hub_topics ", 0) == 0u);
+    BOOST_TEST(has_line(t, "# TYPE corows_hub_topics gauge"));
+    BOOST_TEST(has_line(t, "corows_hub_topics 2"));
+    BOOST_TEST(has_line(t, "corows_hub_subscriptions 5"));
+    BOOST_TEST(has_line(t, "# TYPE corows_hub_publishes_total counter"));
+    BOOST_TEST(has_line(t, "corows_hub_publishes_total 7"));
+    BOOST_TEST(has_line(t, "corows_hub_deliveries_total 30"));
+    BOOST_TEST(has_line(t, "corows_hub_slow_consumers_total{policy=\"close\"} 0"));
+    BOOST_TEST(has_line(t, "corows_hub_slow_consumers_total{policy=\"drop\"} 4"));
+    BOOST_TEST(has_line(t, "corows_hub_slow_consumers_total{policy=\"drop_and_notify\"} 0"));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

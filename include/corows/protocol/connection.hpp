@@ -83,6 +83,9 @@ public:
     /// Counts what this connection does into `c` (none: nullptr, the default) from now on;
     /// `c` must outlive the connection, and be written only from the thread that runs it.
     void count_into(connection_counters* c) noexcept { counters_ = c; }
+    /// Marks the connection as closed for being too slow (a hub's close policy), so that its
+    /// ending counts as ended_by::slow_consumer.
+    void note_slow_consumer() noexcept { slow_consumer_ = true; }
 
     connection(const connection&) = delete;
     connection& operator=(const connection&) = delete;
@@ -371,6 +374,7 @@ private:
     bool direct_ : 1 = false;
     bool direct_continues_ : 1 = false; // a direct message's next frame is a continuation
     bool bounded_ : 1 = false; // bound_handshake()'s deadline is in timeout_at_
+    bool slow_consumer_ : 1 = false; // note_slow_consumer()
 };
 
 } // namespace corows
