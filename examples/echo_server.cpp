@@ -4,14 +4,16 @@
 //               [--deflate-preset shared|no_context_takeover|small_window|full_context]
 //               [--events | --as-tuple] [--cert FILE --key FILE]
 //               [--max-connections N] [--max-connections-per-address N]
-//               [--max-handshakes N] [--handshake-timeout-ms N]
+//               [--max-handshakes N] [--handshake-timeout-ms N] [--metrics-address A:PORT]
 //
 // --events serves with callbacks (basic_server::run_events) instead of a coroutine per
 // connection: the same echo, with less memory per idle connection. --as-tuple reads and
 // writes with the as_tuple(use_awaitable) completion token, to measure the operations'
-// generic completion-token path against plain co_await.
+// generic completion-token path against plain co_await. --metrics-address serves the server's
+// counts for Prometheus at http://A:PORT/metrics, apart from the public port.
 //
 // Prints "listening on ADDR:PORT" once it accepts connections; Ctrl-C stops it gracefully.
+#include <corows/metrics.hpp>
 #include <corows/server.hpp>
 
 #include <asio/experimental/as_tuple.hpp>
@@ -21,10 +23,12 @@
 #endif
 
 #include <csignal>
+#include <optional>
 #include <iostream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <thread>
 
 namespace {
 
@@ -37,6 +41,7 @@ struct settings {
     bool as_tuple = false;
     corows::deflate_preset preset = corows::deflate_preset::shared;
     std::string cert, key;
+    std::string metrics_address; // A:PORT, or empty
     corows::server_options limits; // admission: only its limits are read
 };
 
@@ -72,6 +77,7 @@ settings parse_args(int argc, char** argv) {
         else if (arg == "--max-connections") s.limits.max_connections = std::stoul(value());
         else if (arg == "--max-connections-per-address") s.limits.max_connections_per_address = std::stoul(value());
         else if (arg == "--max-handshakes") s.limits.max_handshakes = std::stoul(value());
+        else if (arg == "--metrics-address") s.metrics_address = value();
         else if (arg == "--handshake-timeout-ms")
             s.limits.connection.handshake_timeout = std::chrono::milliseconds(std::stol(value()));
         else throw std::invalid_argument("unknown argument " + std::string(arg));
@@ -98,9 +104,52 @@ asio::awaitable<void> echo_as_tuple(corows::websocket<Stream>& ws) {
     }
 }
 
+// Answers GET /metrics with `srv`'s counts on `address` (A:PORT), on a thread of its own, until
+// destroyed: Prometheus scrapes it apart from the port the clients use.
+template <class Stream>
+class metrics_endpoint {
+public:
+    metrics_endpoint(const corows::basic_server<Stream>& srv, const std::string& address) : http_(corows::server_options{}) {
+        auto colon = address.rfind(':');
+        if (colon == std::string::npos) throw std::invalid_argument("--metrics-address wants A:PORT");
+        auto host = address.substr(0, colon);
+        if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+        http_.listen({asio::ip::make_address(host), static_cast<unsigned short>(std::stoul(address.substr(colon + 1)))});
+        thread_ = std::thread([this, &srv] {
+            http_.run_http([&srv](corows::server::websocket_type& ws) -> asio::awaitable<void> {
+                for (;;) { // keep-alive: Prometheus reuses its connection
+                    auto [ec, req] = co_await ws.read_request(corows::use_tuple);
+                    if (ec) co_return;
+                    corows::http_response res;
+                    if (req.path() == "/metrics") {
+                        res.fields.add("Content-Type", corows::prometheus_content_type);
+                        res.body = corows::to_prometheus(srv.metrics());
+                    } else {
+                        res.status = 404;
+                    }
+                    auto [wec] = co_await ws.write_response(res, corows::use_tuple);
+                    if (wec) co_return;
+                }
+            });
+        });
+    }
+    metrics_endpoint(const metrics_endpoint&) = delete;
+    metrics_endpoint& operator=(const metrics_endpoint&) = delete;
+    ~metrics_endpoint() {
+        http_.stop(std::chrono::milliseconds(0));
+        thread_.join();
+    }
+
+private:
+    corows::server http_;
+    std::thread thread_;
+};
+
 template <class Stream>
 void serve(corows::basic_server<Stream>& srv, const settings& s) {
     auto ep = srv.listen({asio::ip::make_address(s.address), s.port});
+    std::optional<metrics_endpoint<Stream>> metrics;
+    if (!s.metrics_address.empty()) metrics.emplace(srv, s.metrics_address);
     asio::signal_set signals(srv.get_executor(), SIGINT, SIGTERM);
     signals.async_wait([&srv](std::error_code ec, int) {
         if (!ec) srv.stop();

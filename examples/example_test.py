@@ -4,7 +4,7 @@
     example_test.py SCENARIO PROGRAM [OTHER_PROGRAM]
 
 Scenarios: echo, echo_deflate, echo_threads, echo_limits, echo_tls, echo_tls_browser, echo_client, chat,
-chat_threads, chat_limits, chat_browser, chat_slow_readers, chat_metrics. Exits 0 on success, 1 on failure, 77
+chat_threads, chat_limits, chat_browser, chat_slow_readers, chat_metrics, echo_metrics. Exits 0 on success, 1 on failure, 77
 (skipped) when a tool the scenario needs is missing.
 """
 import asyncio
@@ -727,6 +727,35 @@ def scenario_chat_metrics(program):
         srv.stop()
 
 
+def scenario_echo_metrics(program):
+    # --metrics-address: the counts on a port of their own, the echo port unchanged.
+    promtool = shutil.which("promtool")
+    if not promtool:
+        print("promtool is not installed (apt-get install prometheus)")
+        sys.exit(77)
+    metrics_port = free_port()
+    with Server(program, "--port", "0", "--metrics-address", "127.0.0.1:%d" % metrics_port) as srv:
+        asyncio.run(echo_round_trips("ws://127.0.0.1:%d/" % srv.port, compression=None))
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            status, kind, body = http_get(metrics_port, "/metrics")
+            v = metric_values(body.decode())
+            if v["corows_connections_closed_total{by=\"peer\"}"] == 1 or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        check(status == 200 and kind.startswith("text/plain; version=0.0.4"), "GET /metrics answered %d" % status)
+        lint = subprocess.run([promtool, "check", "metrics"], input=body.decode(), capture_output=True, text=True)
+        check(lint.returncode == 0, "promtool check metrics: %s%s" % (lint.stdout, lint.stderr))
+        # echo_round_trips sends seven messages and gets them back, then closes with 1000.
+        check(v["corows_messages_received_total"] == 7 and v["corows_messages_sent_total"] == 7,
+              "messages %s received, %s sent" % (v["corows_messages_received_total"], v["corows_messages_sent_total"]))
+        check(v["corows_connections_closed_total{by=\"peer\"}"] == 1, "closed by the peer")
+        check(v["corows_handshake_duration_seconds_count"] == 1, "one handshake timed")
+        check(http_get(metrics_port, "/other")[0] == 404, "the metrics port answers only /metrics")
+        check(upgrade_status(metrics_port) != 101, "the metrics port upgraded a WebSocket")
+        srv.stop()
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -781,6 +810,7 @@ def main():
         "chat_browser": scenario_chat_browser,
         "chat_slow_readers": scenario_chat_slow_readers,
         "chat_metrics": scenario_chat_metrics,
+        "echo_metrics": scenario_echo_metrics,
     }[scenario](*programs)
     print("ok")
 

@@ -4,11 +4,28 @@
 
 #include <corows/error.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <system_error>
 
 namespace corows {
+
+/// Who or what ended a connection, as close_info, metrics and logs tell them apart.
+enum class ended_by : std::uint8_t {
+    local,         ///< this side closed it (the application, a server's stop or drain)
+    peer,          ///< the peer's close frame came first, or its transport went without one
+    timeout,       ///< a handshake, idle or close timeout of ours expired
+    slow_consumer, ///< too slow: took nothing for send_timeout, or a hub's close policy closed it (1008)
+    error,         ///< a protocol violation (the peer's or a failure of ours: deflate, UTF-8, ...)
+};
+/// Number of ended_by values.
+inline constexpr std::size_t ended_by_count = 5;
+/// The metric label of `e`: "local", "peer", "timeout", "slow_consumer" or "error".
+constexpr const char* to_string(ended_by e) noexcept {
+    constexpr const char* names[] = {"local", "peer", "timeout", "slow_consumer", "error"};
+    return names[static_cast<std::size_t>(e)];
+}
 
 /// Why a connection ended, or began to end (websocket::closed_why()).
 ///
@@ -34,6 +51,10 @@ struct close_info {
     std::error_code error{};
     /// True if the peer ended it: its close frame came first, or its transport went without one.
     bool remote = false;
+    /// Who or what ended it: the peer or this side (as `remote` says), or more precisely a
+    /// timeout, a slow consumer (send timeout, or a hub's close policy) or a protocol
+    /// violation. Meaningful once ended().
+    ended_by by = ended_by::local;
 
     /// True once the connection ended or began to end (a close code is known).
     bool ended() const noexcept { return code != 0; }

@@ -66,7 +66,7 @@ void connection::received(std::size_t n, clock::time_point now) noexcept {
     // A read that filled all the space it was offered asks for twice as much next time.
     if (n >= rbuf_.capacity() - rbuf_.size() && read_size_ < max_read_size) read_size_ *= 2;
     rbuf_.commit(n);
-    if (counters_ && state_ != connection_state::connecting) counters_->wire_bytes_received.add(n);
+    if (auto* k = counters_; k && state_ != connection_state::connecting) k->wire_bytes_received.add(n);
     turn_bytes_ = static_cast<std::uint32_t>(std::min<std::size_t>(turn_bytes_ + n, turn_budget));
     if (n) last_rx_ = now;
 }
@@ -86,9 +86,9 @@ connection_event connection::next_event(message& m) {
         case read_event::progress:
             continue;
         case read_event::message:
-            if (counters_) {
-                counters_->messages_received.add();
-                counters_->payload_bytes_received.add(m.size());
+            if (auto* k = counters_) {
+                k->messages_received.add();
+                k->payload_bytes_received.add(m.size());
             }
             return connection_event::message;
         case read_event::ping:
@@ -188,13 +188,9 @@ void connection::end(std::error_code why) noexcept {
 }
 
 void connection::count_end() noexcept {
-    const close_info why = closed_why();
-    ended_by by = why.remote ? ended_by::peer : ended_by::local;
-    if (error_ == error::send_timeout || slow_consumer_) by = ended_by::slow_consumer;
-    else if (timed_out_) by = ended_by::timeout;
-    else if (error_ && error_ != error::closed) by = ended_by::error;
-    counters_->closed_by[static_cast<std::size_t>(by)].add();
-    counters_->closed_by_code[code_slot(why.code)].add();
+    const ending e = decided_ending();
+    counters_->closed_by[static_cast<std::size_t>(e.by)].add();
+    counters_->closed_by_code[code_slot(e.code)].add();
 }
 
 void connection::queue_close(std::uint16_t code, std::string_view reason) {
@@ -212,22 +208,35 @@ std::error_code connection::closed_error() const noexcept {
     return error_ == error::send_timeout ? error_ : make_error_code(error::timeout);
 }
 
-close_info connection::closed_why() const {
-    close_info i;
-    i.error = error_;
+connection::ending connection::decided_ending() const noexcept {
+    ending e;
     if (close_sent_ && !peer_closed_first_) {
-        i.code = sent_code_;
-        if (reasons_) i.reason = reasons_->ours;
+        e.code = sent_code_;
     } else if (close_received_) {
-        i.code = peer_code_;
-        if (reasons_) i.reason = reasons_->peer;
-        i.remote = true;
+        e.code = peer_code_;
+        e.remote = true;
     } else if (state_ == connection_state::closed) {
         // Neither side's close frame: the transport went (the peer's doing, unless a timeout
         // of ours cut it).
-        i.code = static_cast<std::uint16_t>(close_code::abnormal);
-        i.remote = !timed_out_;
+        e.code = static_cast<std::uint16_t>(close_code::abnormal);
+        e.remote = !timed_out_;
     }
+    e.by = e.remote ? ended_by::peer : ended_by::local;
+    if (error_ == error::send_timeout || slow_consumer_) e.by = ended_by::slow_consumer;
+    else if (timed_out_) e.by = ended_by::timeout;
+    else if (error_ && error_ != error::closed) e.by = ended_by::error;
+    return e;
+}
+
+close_info connection::closed_why() const {
+    const ending e = decided_ending();
+    close_info i;
+    i.error = error_;
+    i.code = e.code;
+    i.remote = e.remote;
+    i.by = e.by;
+    if (reasons_ && e.code != 0 && e.code != static_cast<std::uint16_t>(close_code::abnormal))
+        i.reason = e.remote ? reasons_->peer : reasons_->ours;
     return i;
 }
 
@@ -251,12 +260,12 @@ connection::direct_frame connection::next_direct_frame(std::span<std::uint8_t, m
     rest = rest.subspan(f.payload.size());
     const opcode op = direct_continues_ ? opcode::continuation : data_opcode(kind);
     f.header_size = writer_.frame_header_for(out, op, rest.empty(), false, f.payload.size(), f.key);
-    if (counters_) {
+    if (auto* k = counters_) {
         if (!direct_continues_) {
-            counters_->messages_sent.add();
-            counters_->payload_bytes_sent.add(f.payload.size() + rest.size());
+            k->messages_sent.add();
+            k->payload_bytes_sent.add(f.payload.size() + rest.size());
         }
-        counters_->wire_bytes_sent.add(f.header_size + f.payload.size());
+        k->wire_bytes_sent.add(f.header_size + f.payload.size());
     }
     direct_continues_ = !rest.empty();
     return f;
@@ -292,6 +301,7 @@ std::error_code connection::send_prepared(const std::shared_ptr<const prepared_m
         if (!ready.empty()) {
             out(); // the shared frame's position needs the queue's buffer
             pending_.add_shared(ready, pm);
+            if (auto* k = counters_) k->wire_bytes_sent.add(ready.size());
         }
     }
     if (ready.empty()) {
@@ -346,7 +356,9 @@ byte_buffer& connection::out() noexcept {
 output_queue& connection::take_output() noexcept {
     std::swap(pending_, inflight_);
     pong_at_ = no_pong;
-    if (counters_ && state_ != connection_state::connecting) counters_->wire_bytes_sent.add(inflight_.wire_size());
+    // Encoded bytes here (nothing is queued before the connection opens); shared frames were
+    // counted as they were queued (send_prepared), which spares a walk over them per write.
+    if (auto* k = counters_) k->wire_bytes_sent.add(inflight_.bytes.size());
     return inflight_;
 }
 

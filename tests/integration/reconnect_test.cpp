@@ -164,6 +164,7 @@ BOOST_AUTO_TEST_CASE(a_client_comes_back_after_a_server_restart) {
         BOOST_TEST(rc.reason().close.code == 1000);
         BOOST_TEST(rc.reason().close.reason == "done");
         BOOST_TEST(!rc.reason().close.remote);
+        BOOST_TEST((rc.reason().close.by == corows::ended_by::local));
     }, 30'000ms);
     restarter.join();
     BOOST_TEST(hooks.load() == 2);
@@ -173,6 +174,7 @@ BOOST_AUTO_TEST_CASE(a_client_comes_back_after_a_server_restart) {
     BOOST_TEST(second.previous.close_reason == "service restart");
     BOOST_TEST(second.previous.close.code == 1012);
     BOOST_TEST(second.previous.close.remote);
+    BOOST_TEST((second.previous.close.by == corows::ended_by::peer));
     BOOST_REQUIRE(restarted.load());
     // Waits of at most 300, 600, 1200 ms while the port is closed: back well within 5 s.
     BOOST_TEST_MESSAGE("back " << ms(back_at - restarted_at) << " ms after the restart, after " << second.attempts

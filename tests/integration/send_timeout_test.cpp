@@ -87,6 +87,7 @@ void expect_send_timeout(ending& end) {
     BOOST_TEST(end.why->reason == "too slow: send timeout");
     BOOST_TEST(end.why->error == make_error_code(corows::error::send_timeout));
     BOOST_TEST(!end.why->remote);
+    BOOST_TEST((end.why->by == corows::ended_by::slow_consumer));
     BOOST_TEST(end.reported == make_error_code(corows::error::send_timeout));
 }
 
@@ -206,6 +207,37 @@ BOOST_AUTO_TEST_CASE(a_hub_subscriber_that_never_reads_is_told_too_slow) {
 
 // The option reaches the socket in both roles (Linux reports twice the value asked for, its
 // bookkeeping included).
+BOOST_AUTO_TEST_CASE(a_peers_close_and_an_idle_timeout_are_told_apart_from_a_slow_consumer) {
+    // What the handler sees in closed_why().by, in both modes: the peer's close, and our idle
+    // timeout (the slow consumer is the cases above).
+    for (mode m : {mode::coroutines, mode::events}) {
+        BOOST_TEST_MESSAGE("endings, " << name(m));
+        {
+            ending end;
+            auto srv = echo_server(m, corows::server_options{}, end);
+            lazy_peer peer(srv->port(), 16 * KiB);
+            const bytes going_away{0x03, 0xe9};
+            BOOST_REQUIRE(peer.send(zero_key_frame(0x88, going_away)));
+            BOOST_REQUIRE(wait_until([&] { return end.seen(); }, 10s));
+            std::lock_guard<std::mutex> lock(end.m);
+            BOOST_TEST((end.why->by == corows::ended_by::peer));
+            BOOST_TEST(end.why->code == 1001);
+        }
+        {
+            corows::server_options so;
+            so.connection.idle_timeout = 200ms;
+            so.connection.ping_interval = 0ms;
+            ending end;
+            auto srv = echo_server(m, so, end);
+            lazy_peer peer(srv->port(), 16 * KiB);
+            BOOST_REQUIRE(wait_until([&] { return end.seen(); }, 10s));
+            std::lock_guard<std::mutex> lock(end.m);
+            BOOST_TEST((end.why->by == corows::ended_by::timeout));
+            BOOST_TEST(end.why->code == 1006);
+        }
+    }
+}
+
 BOOST_AUTO_TEST_CASE(send_buffer_size_is_set_on_both_ends) {
     corows::server_options so;
     so.connection.send_buffer_size = 32 * KiB;

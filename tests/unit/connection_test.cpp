@@ -945,7 +945,7 @@ BOOST_AUTO_TEST_CASE(a_direct_message_counts_once_over_its_frames) {
     BOOST_TEST(m.wire_bytes_sent == wire);
 }
 
-BOOST_AUTO_TEST_CASE(an_ending_counts_once_by_its_cause_and_close_code) {
+BOOST_AUTO_TEST_CASE(an_ending_counts_once_by_its_cause_and_close_code_and_closed_why_tells_the_cause) {
     using corows::ended_by;
     corows::connection_counters k;
     {
@@ -954,6 +954,7 @@ BOOST_AUTO_TEST_CASE(an_ending_counts_once_by_its_cause_and_close_code) {
         receive(*c, frame(0x88, close_payload(1000)));
         events(*c);
         c->receive_closed();
+        BOOST_TEST((c->closed_why().by == ended_by::peer));
     }
     {
         // We close with 1001 and the peer answers.
@@ -961,12 +962,15 @@ BOOST_AUTO_TEST_CASE(an_ending_counts_once_by_its_cause_and_close_code) {
         BOOST_REQUIRE(!c->start_close(1001, "bye", t0));
         receive(*c, frame(0x88, close_payload(1001)));
         events(*c);
+        BOOST_TEST((c->closed_why().by == ended_by::local));
+        BOOST_TEST(c->closed_why().reason == "bye");
     }
     {
         // The peer breaks the protocol (an unmasked frame to a server): 1002, an error.
         auto c = counted_connection(role::server, k);
         receive(*c, frame(0x81, str("x"), false));
         events(*c);
+        BOOST_TEST((c->closed_why().by == ended_by::error));
     }
     {
         // The idle timeout: 1006, ours.
@@ -974,6 +978,7 @@ BOOST_AUTO_TEST_CASE(an_ending_counts_once_by_its_cause_and_close_code) {
         o.idle_timeout = milliseconds(100);
         auto c = counted_connection(role::server, k, o);
         BOOST_TEST((c->on_timer(t0 + milliseconds(100)) == corows::timer_outcome::timed_out));
+        BOOST_TEST((c->closed_why().by == ended_by::timeout));
     }
     {
         // A peer that takes nothing: 1008, a slow consumer.
@@ -984,18 +989,32 @@ BOOST_AUTO_TEST_CASE(an_ending_counts_once_by_its_cause_and_close_code) {
         c->take_output();
         c->output_progress(t0);
         BOOST_TEST((c->on_timer(t0 + milliseconds(100)) == corows::timer_outcome::timed_out));
+        BOOST_TEST((c->closed_why().by == ended_by::slow_consumer));
+        BOOST_TEST(c->closed_why().reason == "too slow: send timeout");
     }
     {
         // The transport went without a close frame: 1006, the peer's doing.
         auto c = counted_connection(role::server, k);
         c->receive_closed();
+        BOOST_TEST((c->closed_why().by == ended_by::peer));
     }
     {
         // An application's code counts as "other".
         auto c = counted_connection(role::client, k);
-        receive(*c, frame(0x88, close_payload(4000), false));
+        receive(*c, frame(0x88, close_payload(4000, "app"), false));
         events(*c);
         c->receive_closed();
+        BOOST_TEST((c->closed_why().by == ended_by::peer));
+        BOOST_TEST(c->closed_why().reason == "app");
+    }
+    {
+        // The hub's close policy: too slow, though the close is ours.
+        auto c = counted_connection(role::server, k);
+        c->note_slow_consumer();
+        BOOST_REQUIRE(!c->start_close(1008, "too slow", t0));
+        receive(*c, frame(0x88, close_payload(1008)));
+        events(*c);
+        BOOST_TEST((c->closed_why().by == ended_by::slow_consumer));
     }
     {
         // A handshake that never opened is no connection ending.
@@ -1004,19 +1023,19 @@ BOOST_AUTO_TEST_CASE(an_ending_counts_once_by_its_cause_and_close_code) {
         c->receive_closed();
     }
     auto m = k.snapshot();
-    BOOST_TEST(m.opened == 7u);
-    BOOST_TEST(m.closed() == 7u);
+    BOOST_TEST(m.opened == 8u);
+    BOOST_TEST(m.closed() == 8u);
     BOOST_TEST(m.open() == 0u);
     BOOST_TEST(closed_by(m, ended_by::peer) == 3u);
     BOOST_TEST(closed_by(m, ended_by::local) == 1u);
     BOOST_TEST(closed_by(m, ended_by::error) == 1u);
     BOOST_TEST(closed_by(m, ended_by::timeout) == 1u);
-    BOOST_TEST(closed_by(m, ended_by::slow_consumer) == 1u);
+    BOOST_TEST(closed_by(m, ended_by::slow_consumer) == 2u);
     BOOST_TEST(m.closed_by_code[corows::code_slot(1000)] == 1u);
     BOOST_TEST(m.closed_by_code[corows::code_slot(1001)] == 1u);
     BOOST_TEST(m.closed_by_code[corows::code_slot(1002)] == 1u);
     BOOST_TEST(m.closed_by_code[corows::code_slot(1006)] == 2u);
-    BOOST_TEST(m.closed_by_code[corows::code_slot(1008)] == 1u);
+    BOOST_TEST(m.closed_by_code[corows::code_slot(1008)] == 2u);
     BOOST_TEST(m.closed_by_code[corows::code_slot(4000)] == 1u);
     BOOST_TEST(corows::code_slot(4000) == corows::counted_codes - 1);
     BOOST_TEST(corows::code_slot(1015) == 15u);

@@ -5,7 +5,9 @@
 // <winsock2.h> or Asio header reaches a user's program (or the protocol core) through it.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -20,7 +22,32 @@
 #define COROWS_HAS_UNIX_SOCKETS 1
 #endif
 
+// ThreadSanitizer's builds (g++ says so with a macro, clang with __has_feature).
+#if defined(__SANITIZE_THREAD__)
+#define COROWS_DETAIL_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define COROWS_DETAIL_TSAN 1
+#endif
+#endif
+#ifndef COROWS_DETAIL_TSAN
+#define COROWS_DETAIL_TSAN 0
+#endif
+
 namespace corows::detail {
+
+/// Adds `n` to `v`, which no other thread writes (others read it with atomic loads). On
+/// x86-64 one plain `add` to memory: an aligned 8-byte store is atomic there, and a relaxed
+/// load and store would take three instructions on a path that counts every message. Under
+/// ThreadSanitizer, and elsewhere, the relaxed load and store.
+inline void single_writer_add(std::atomic<std::uint64_t>& v, std::uint64_t n) noexcept {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !COROWS_DETAIL_TSAN
+    static_assert(sizeof(v) == sizeof(std::uint64_t) && alignof(std::atomic<std::uint64_t>) == 8);
+    __asm__("addq %1, %0" : "+m"(*reinterpret_cast<std::uint64_t*>(&v)) : "er"(n));
+#else
+    v.store(v.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+#endif
+}
 
 /// An int-valued socket option for Asio's set_option() (its SettableSocketOption).
 class socket_flag {

@@ -318,11 +318,19 @@ private:
     void send_timed_out();
     void output_done() noexcept;
 
+    // closed_why() without the reason.
+    struct ending {
+        std::uint16_t code = 0;
+        bool remote = false;
+        ended_by by = ended_by::local;
+    };
+    ending decided_ending() const noexcept;
     void count_end() noexcept;
     void count_sent(std::size_t payload) noexcept {
-        if (!counters_) return;
-        counters_->messages_sent.add();
-        counters_->payload_bytes_sent.add(payload);
+        if (auto* k = counters_) {
+            k->messages_sent.add();
+            k->payload_bytes_sent.add(payload);
+        }
     }
 
     std::shared_ptr<const options> opts_;

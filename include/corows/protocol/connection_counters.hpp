@@ -3,28 +3,15 @@
 // connection_metrics, a snapshot of it in plain numbers.
 #pragma once
 
+#include <corows/close_info.hpp>
+#include <corows/detail/platform.hpp>
+
 #include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 
 namespace corows {
-
-/// Who or what ended a connection, as metrics and logs tell them apart.
-enum class ended_by : std::uint8_t {
-    local,         ///< this side closed it (the application, a server's stop or drain)
-    peer,          ///< the peer's close frame came first, or its transport went without one
-    timeout,       ///< a handshake, idle or close timeout of ours expired
-    slow_consumer, ///< the peer took nothing for send_timeout: closed 1008, "too slow"
-    error,         ///< a protocol violation (the peer's or a failure of ours: deflate, UTF-8, ...)
-};
-/// Number of ended_by values.
-inline constexpr std::size_t ended_by_count = 5;
-/// The metric label of `e`: "local", "peer", "timeout", "slow_consumer" or "error".
-constexpr const char* to_string(ended_by e) noexcept {
-    constexpr const char* names[] = {"local", "peer", "timeout", "slow_consumer", "error"};
-    return names[static_cast<std::size_t>(e)];
-}
 
 /// Close codes counted one by one: 1000 to 1015 (RFC 6455 §7.4.1 and IANA's registry); any
 /// other (an application's 3000-4999) counts as "other", so a label never takes a value a
@@ -48,7 +35,7 @@ struct connection_metrics {
     std::uint64_t payload_bytes_received = 0; ///< their payload, decompressed
     std::uint64_t payload_bytes_sent = 0;     ///< their payload, before compression
     std::uint64_t wire_bytes_received = 0;    ///< frame bytes read (reads made during the handshake not counted)
-    std::uint64_t wire_bytes_sent = 0;        ///< frame bytes handed to the transport
+    std::uint64_t wire_bytes_sent = 0;        ///< frame bytes queued for the transport
     std::uint64_t pings_received = 0;
     std::uint64_t pongs_received = 0;
     std::uint64_t pings_sent = 0; ///< the application's and the keepalive's
@@ -70,11 +57,11 @@ struct connection_metrics {
 };
 
 namespace detail {
-/// A count that one thread writes at a time and any thread reads: a relaxed load and store,
-/// as cheap as a plain increment (no locked instruction), and no data race for the reader.
+/// A count that one thread writes at a time and any thread reads: as cheap as a plain
+/// increment (no locked instruction; see single_writer_add()), and no data race for the reader.
 class single_writer_count {
 public:
-    void add(std::uint64_t n = 1) noexcept { v_.store(v_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed); }
+    void add(std::uint64_t n = 1) noexcept { single_writer_add(v_, n); }
     std::uint64_t get() const noexcept { return v_.load(std::memory_order_relaxed); }
 
 private:

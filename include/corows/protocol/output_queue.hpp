@@ -48,12 +48,6 @@ struct output_queue {
     bool empty() const noexcept { return bytes.empty() && !has_shared(); }
     /// The memory the queued frames hold (see the class comment).
     std::size_t size() const noexcept { return bytes.size() + (shared_ ? shared_->charge : 0); }
-    /// The bytes the queued frames put on the wire.
-    std::size_t wire_size() const noexcept {
-        std::size_t n = bytes.size();
-        for (const auto& f : shared_frames()) n += f.frame.size();
-        return n;
-    }
     /// Drops every frame; keeps the storage.
     void clear() noexcept {
         bytes.clear();
