@@ -46,8 +46,10 @@ namespace {
 // One thread's registrations; what its fiber-local storage slot points to.
 using exit_calls = std::vector<std::pair<void*, void (*)(void*)>>;
 
-// Windows calls it with the slot's value as the thread exits. It is handed the objects
-// themselves: it reads no thread_local, which emutls may have freed by then.
+// Windows calls it with the slot's value as the thread exits, after winpthreads' key
+// destructors (seen under wine), so after emutls has freed the thread's thread_locals: it is
+// handed the objects themselves and reads none. A thread_local destructor that used a cache
+// before this ran got a new one (its pointer was freed with the rest), registered here too.
 void WINAPI run_exit_calls(void* calls) {
     std::unique_ptr<exit_calls> owned(static_cast<exit_calls*>(calls));
     for (auto it = owned->rbegin(); it != owned->rend(); ++it) it->second(it->first);
