@@ -10,6 +10,7 @@
 #endif
 
 #include <corows/asio.hpp>
+#include <corows/detail/platform.hpp>
 #include <corows/detail/tls_engine.hpp>
 
 #include <openssl/ssl.h>
@@ -214,8 +215,7 @@ private:
     // Ciphertext read from the socket, per thread: a connection borrows it only while it
     // decrypts, so it costs nothing per connection.
     static std::array<std::uint8_t, 32 * 1024>& scratch() {
-        thread_local std::array<std::uint8_t, 32 * 1024> buf;
-        return buf;
+        return detail::per_thread<std::array<std::uint8_t, 32 * 1024>, struct tls_ciphertext_scratch>();
     }
 
     error_code ssl_error() const {
@@ -226,7 +226,7 @@ private:
     template <class ConstBuffers>
     error_code encrypt(const ConstBuffers& buffers, std::size_t n) {
         engine_->reserve_output(n);
-        thread_local std::vector<std::uint8_t> joined; // small pieces made one record
+        auto& joined = detail::per_thread<std::vector<std::uint8_t>, struct tls_joined_pieces>(); // small pieces made one record
         joined.clear();
         for (auto it = asio::buffer_sequence_begin(buffers); it != asio::buffer_sequence_end(buffers); ++it) {
             asio::const_buffer piece = *it;

@@ -2,6 +2,8 @@
 #include "final_padding.hpp"
 #include "libdeflate_inflater.hpp"
 
+#include <corows/detail/platform.hpp>
+
 #include <zlib.h>
 
 #include <array>
@@ -115,8 +117,7 @@ private:
 } // namespace
 
 bool to_flush_form(byte_buffer& data, std::size_t inflated_size) {
-    thread_local boundary_finder finder;
-    return finder.rewrite(data, inflated_size);
+    return per_thread<boundary_finder, struct flush_form_finder>().rewrite(data, inflated_size);
 }
 
 } // namespace corows::detail

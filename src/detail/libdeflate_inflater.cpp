@@ -2,6 +2,8 @@
 
 #include "libdeflate_inflater.hpp"
 
+#include <corows/detail/platform.hpp>
+
 #include <libdeflate.h>
 
 #include <new>
@@ -31,8 +33,7 @@ whole_inflate libdeflate_inflater::inflate(std::span<const std::uint8_t> in, std
 }
 
 libdeflate_inflater& libdeflate_inflater::for_this_thread() {
-    thread_local libdeflate_inflater inflater;
-    return inflater;
+    return per_thread<libdeflate_inflater, struct checking_inflater>();
 }
 
 } // namespace corows::detail

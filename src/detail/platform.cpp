@@ -3,6 +3,11 @@
 
 #ifdef _WIN32
 #include <winsock2.h>
+#include <windows.h>
+
+#include <memory>
+#include <new>
+#include <vector>
 #else
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -34,6 +39,35 @@ std::error_code socket_error(std::errc e) noexcept {
 std::size_t descriptor_limit() noexcept { return 16384; }
 
 std::size_t raise_descriptor_limit(std::size_t) noexcept { return descriptor_limit(); }
+
+#ifdef __MINGW32__
+namespace {
+
+// One thread's registrations; what its fiber-local storage slot points to.
+using exit_calls = std::vector<std::pair<void*, void (*)(void*)>>;
+
+// Windows calls it with the slot's value as the thread exits, after winpthreads' key
+// destructors (seen under wine), so after emutls has freed the thread's thread_locals: it is
+// handed the objects themselves and reads none. A thread_local destructor that used a cache
+// before this ran got a new one (its pointer was freed with the rest), registered here too.
+void WINAPI run_exit_calls(void* calls) {
+    std::unique_ptr<exit_calls> owned(static_cast<exit_calls*>(calls));
+    for (auto it = owned->rbegin(); it != owned->rend(); ++it) it->second(it->first);
+}
+
+} // namespace
+
+void at_thread_exit(void* object, void (*destroy)(void*)) {
+    static const DWORD slot = FlsAlloc(run_exit_calls);
+    auto* calls = static_cast<exit_calls*>(FlsGetValue(slot));
+    if (calls == nullptr) {
+        auto made = std::make_unique<exit_calls>();
+        if (!FlsSetValue(slot, made.get())) throw std::bad_alloc();
+        calls = made.release();
+    }
+    calls->emplace_back(object, destroy);
+}
+#endif
 
 #else
 

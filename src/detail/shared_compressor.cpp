@@ -1,3 +1,4 @@
+#include <corows/detail/platform.hpp>
 #include <corows/detail/shared_compressor.hpp>
 #include <corows/error.hpp>
 #include <corows/protocol/permessage_deflate.hpp>
@@ -22,7 +23,7 @@ struct zlib_entry {
 };
 
 deflate_stream& zlib_compressor(const shared_deflate_settings& s) {
-    thread_local std::vector<zlib_entry> streams;
+    auto& streams = per_thread<std::vector<zlib_entry>, struct shared_zlib_streams>();
     int bits = clamp_window_bits(s.window_bits);
     int level = std::clamp(s.level, -1, 9);
     int mem_level = std::clamp(s.mem_level, 1, 9);
@@ -51,7 +52,7 @@ int libdeflate_level(int zlib_level) noexcept {
 std::span<const std::uint8_t> compress_libdeflate(std::span<const std::uint8_t> message,
                                                   const shared_deflate_settings& s,
                                                   std::error_code& ec) {
-    thread_local libdeflate_state state;
+    auto& state = per_thread<libdeflate_state, struct shared_libdeflate_state>();
     int level = libdeflate_level(s.level);
     auto& slot = state.by_level[static_cast<std::size_t>(level)];
     if (!slot) slot = std::make_unique<libdeflate_deflater>(level);

@@ -2,6 +2,7 @@
 // what the peer sends through tls13_records, and the alerts and KeyUpdates that come with it.
 // Writing stays beside OpenSSL's path in tls_engine.cpp, one branch each.
 #include <corows/detail/byte_order.hpp>
+#include <corows/detail/platform.hpp>
 #include <corows/detail/tls_engine.hpp>
 
 #include <openssl/err.h>
@@ -77,7 +78,7 @@ tls_status tls_engine::read_records(std::span<std::uint8_t> out, std::size_t& n)
     }
     if (broken_) return tls_status::failed;
     if (peer_closed_) return tls_status::closed;
-    thread_local std::array<std::uint8_t, tls13_records::max_plaintext + 1> scratch;
+    auto& scratch = per_thread<std::array<std::uint8_t, tls13_records::max_plaintext + 1>, struct record_scratch>();
     for (;;) {
         const std::span<const std::uint8_t> in = pending_input();
         const std::size_t bound = tls13_records::plaintext_bound(in);

@@ -2,6 +2,7 @@
 
 #include <corows/detail/ascii.hpp>
 #include <corows/detail/base64.hpp>
+#include <corows/detail/platform.hpp>
 #include <corows/detail/sha1.hpp>
 
 #include <algorithm>
@@ -174,7 +175,7 @@ std::string build_refusal_response(std::error_code ec) {
 std::string generate_key() {
     // random_device reads the OS entropy source (getrandom or /dev/urandom, or RDRAND) in
     // libstdc++ and libc++ on Linux; four draws per connection are cheap next to a TCP connect.
-    thread_local std::random_device device;
+    auto& device = detail::per_thread<std::random_device, struct key_entropy>();
     std::array<std::uint8_t, 16> nonce{};
     for (std::size_t i = 0; i < nonce.size(); i += 4) {
         const auto word = static_cast<std::uint32_t>(device());

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <corows/byte_buffer.hpp>
+#include <corows/detail/platform.hpp>
 
 #include <array>
 #include <cstddef>
@@ -19,15 +20,9 @@ namespace corows::detail {
 class buffer_pool {
 public:
     /// The calling thread's pool of receive buffers.
-    static buffer_pool& reads() noexcept {
-        thread_local buffer_pool pool;
-        return pool;
-    }
+    static buffer_pool& reads() noexcept { return per_thread<buffer_pool, struct receive_buffers>(); }
     /// The calling thread's pool of send buffers.
-    static buffer_pool& writes() noexcept {
-        thread_local buffer_pool pool;
-        return pool;
-    }
+    static buffer_pool& writes() noexcept { return per_thread<buffer_pool, struct send_buffers>(); }
     /// Takes `b`'s storage (b must hold no data); keeps it for reuse unless the pool is full
     /// or it grew for a large message.
     void give(byte_buffer& b) noexcept {

@@ -1,6 +1,7 @@
 // Every difference between the operating systems corows runs on, in one place: how a TCP
 // listener holds its port, whether threads can share one, whether Unix domain sockets exist,
-// the descriptor limit behind the default connection limit, and a Unix server's socket file.
+// the descriptor limit behind the default connection limit, a Unix server's socket file, and
+// how a per-thread cache is destroyed when its thread exits.
 // The OS calls and constants behind it are in src/detail/platform.cpp, so that no <sys/...>,
 // <winsock2.h> or Asio header reaches a user's program (or the protocol core) through it.
 #pragma once
@@ -8,6 +9,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -132,5 +134,38 @@ private:
     unsigned long long device_ = 0;
     unsigned long long inode_ = 0;
 };
+
+#ifdef __MINGW32__
+/// Has `destroy(object)` called when the calling thread exits, in the reverse order of
+/// registration; not for the main thread (the process is ending). For per_thread below.
+void at_thread_exit(void* object, void (*destroy)(void*));
+#endif
+
+/// The calling thread's T for `Tag` (a type that names the call site, so that two caches of
+/// one type stay apart), made on the first call from each thread and destroyed
+/// when that thread exits. Every per-thread cache of corows is one.
+///
+/// Everywhere but MinGW-w64 it is a function-local thread_local, with the same code and cost.
+/// MinGW-w64's g++ emulates TLS (emutls) and runs thread_local destructors from a winpthreads
+/// key destructor registered after emutls' own, which frees every thread_local of the exiting
+/// thread first: each destructor runs on freed memory, and with several threads exiting at
+/// once another thread's allocation has often reused it (heap corruption, a crash in free()).
+/// There the thread_local holds only a pointer (no destructor) and the object is destroyed by
+/// a fiber-local storage callback (at_thread_exit), which is given the object itself.
+template <class T, class Tag>
+T& per_thread() {
+#ifdef __MINGW32__
+    thread_local T* value = nullptr;
+    if (value == nullptr) [[unlikely]] {
+        auto made = std::make_unique<T>();
+        at_thread_exit(made.get(), [](void* object) { std::unique_ptr<T> owned(static_cast<T*>(object)); });
+        value = made.release();
+    }
+    return *value;
+#else
+    thread_local T value;
+    return value;
+#endif
+}
 
 } // namespace corows::detail

@@ -22,6 +22,12 @@ public:
         : asio::detail::awaitable_handler_base<Executor, T>(thread), ec_(ec) {}
 
     void operator()(error_code ec) {
+        // A wait whose coroutine was cancelled may complete anyway: an I/O completion port
+        // cannot take back a zero-byte receive that has finished, and a reactor may have
+        // queued the completion already. It ends cancelled, before anything is read: bytes
+        // decoded now could complete a message in an operation whose result is dropped.
+        if (!ec && this->get_cancellation_state().cancelled() != asio::cancellation_type::none)
+            ec = asio::error::operation_aborted;
         *ec_ = ec;
         this->frame()->attach_thread(this);
         this->frame()->clear_cancellation_slot();

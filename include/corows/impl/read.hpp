@@ -42,10 +42,15 @@ asio::awaitable<error_code> wait_out(std::shared_ptr<transport<Stream>> s, pump_
         ec = co_await wait(s);
         if (!ec) s->resume();
         co_return ec;
-    case pump_step::yield:
+    case pump_step::yield: {
         co_await asio::post(s->stream.get_executor(), asio::use_awaitable);
         s->resume();
+        // A cancellation that came while the thread ran other work: end before decoding more,
+        // which could complete a message in an operation whose result is dropped.
+        const asio::cancellation_state state = co_await asio::this_coro::cancellation_state;
+        if (state.cancelled() != asio::cancellation_type::none) co_return error_code(asio::error::operation_aborted);
         co_return error_code{};
+    }
     default:
         ec = co_await transport_gone(s);
         co_return ec ? ec : s->end_report();
