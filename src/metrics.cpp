@@ -40,6 +40,29 @@ void single(std::string& out, std::string_view name, std::string_view type, std:
     sample(out, name, value);
 }
 
+// The counters of messages, bytes and control frames: one family each.
+struct traffic_family {
+    const char* name;
+    const char* help;
+    std::uint64_t connection_metrics::*value;
+};
+constexpr traffic_family traffic_families[] = {
+    {"corows_messages_received_total", "Data messages received.", &connection_metrics::messages_received},
+    {"corows_messages_sent_total", "Data messages sent (hub deliveries included).", &connection_metrics::messages_sent},
+    {"corows_payload_received_bytes_total", "Payload bytes of the messages received.",
+     &connection_metrics::payload_bytes_received},
+    {"corows_payload_sent_bytes_total", "Payload bytes of the messages sent, before compression.",
+     &connection_metrics::payload_bytes_sent},
+    {"corows_wire_received_bytes_total", "WebSocket frame bytes read, compressed.",
+     &connection_metrics::wire_bytes_received},
+    {"corows_wire_sent_bytes_total", "WebSocket frame bytes queued for the transport, compressed.",
+     &connection_metrics::wire_bytes_sent},
+    {"corows_pings_received_total", "Pings received.", &connection_metrics::pings_received},
+    {"corows_pongs_received_total", "Pongs received.", &connection_metrics::pongs_received},
+    {"corows_pings_sent_total", "Pings sent (keepalive included).", &connection_metrics::pings_sent},
+    {"corows_pongs_sent_total", "Pongs sent.", &connection_metrics::pongs_sent},
+};
+
 void write_connections(std::string& out, const connection_metrics& c) {
     single(out, "corows_connections_open", "gauge", "WebSocket connections open now.", c.open());
     single(out, "corows_connections_opened_total", "counter", "WebSocket connections opened (handshake done).",
@@ -54,21 +77,8 @@ void write_connections(std::string& out, const connection_metrics& c) {
         std::string code = i + 1 < counted_codes ? std::to_string(first_counted_code + i) : "other";
         sample(out, "corows_close_codes_total", c.closed_by_code[i], "code", code);
     }
-    single(out, "corows_messages_received_total", "counter", "Data messages received.", c.messages_received);
-    single(out, "corows_messages_sent_total", "counter", "Data messages sent (hub deliveries included).",
-           c.messages_sent);
-    single(out, "corows_payload_received_bytes_total", "counter", "Payload bytes of the messages received.",
-           c.payload_bytes_received);
-    single(out, "corows_payload_sent_bytes_total", "counter",
-           "Payload bytes of the messages sent, before compression.", c.payload_bytes_sent);
-    single(out, "corows_wire_received_bytes_total", "counter", "WebSocket frame bytes read, compressed.",
-           c.wire_bytes_received);
-    single(out, "corows_wire_sent_bytes_total", "counter", "WebSocket frame bytes written, compressed.",
-           c.wire_bytes_sent);
-    single(out, "corows_pings_received_total", "counter", "Pings received.", c.pings_received);
-    single(out, "corows_pongs_received_total", "counter", "Pongs received.", c.pongs_received);
-    single(out, "corows_pings_sent_total", "counter", "Pings sent (keepalive included).", c.pings_sent);
-    single(out, "corows_pongs_sent_total", "counter", "Pongs sent.", c.pongs_sent);
+    for (const auto& f : traffic_families)
+        single(out, f.name, "counter", f.help, c.*f.value);
 }
 
 } // namespace
