@@ -1,9 +1,9 @@
 // Admission control of corows::server (server_options' max_connections,
-// max_connections_per_address, max_handshakes; the idle timeout and keepalive on by default;
-// the acceptor out of descriptors): each limit holds against a peer that tries to take
-// everything, and service comes back once the squatters leave.
+// max_connections_per_address, max_handshakes; the idle timeout and keepalive on by default):
+// each limit holds against a peer that tries to take everything, and service comes back once
+// the squatters leave. The cases that need Linux (the acceptor out of descriptors, a Unix
+// domain socket server) are in descriptor_limit_test.cpp and unix_server_admission_test.cpp.
 
-#include <corows/connect_unix.hpp>
 #include <corows/detail/admission.hpp>
 #include <corows/detail/listener.hpp>
 #include <corows/server.hpp>
@@ -13,20 +13,12 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include <sys/resource.h>
-#include <sys/time.h>
-
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdint>
-#include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace {
@@ -117,21 +109,6 @@ asio::awaitable<void> one_leaves_and_another_is_served(std::vector<tcp_ws>& held
     co_await expect_echo(again, std::move(text));
 }
 
-// A client of the descriptor test: whether it was served, or how it failed.
-struct late_client {
-    bool served = false;
-    std::string failure;
-};
-
-// Connects `sock` (opened already), upgrades and gets an echo.
-asio::awaitable<void> echo_over(tcp::socket sock, unsigned short port, late_client& c) {
-    co_await sock.async_connect({asio::ip::make_address("127.0.0.1"), port}, asio::use_awaitable);
-    tcp_ws ws(std::move(sock));
-    co_await ws.handshake("127.0.0.1:" + std::to_string(port));
-    co_await expect_echo(ws, "after the drought");
-    c.served = true;
-}
-
 // Opens `n` connections from `source` that never finish a request (every other one sends
 // half a head, as a trickling attacker's first bytes), and holds them in `held`.
 asio::awaitable<void> squat(unsigned short port, std::size_t n, std::vector<tcp::socket>& held,
@@ -192,13 +169,6 @@ corows::server_options against_squatters() {
     return o;
 }
 
-// CPU time of this process so far (every thread), for "the acceptor does not spin".
-std::chrono::microseconds process_cpu() {
-    rusage u{};
-    getrusage(RUSAGE_SELF, &u);
-    auto us = [](const timeval& t) { return std::chrono::seconds(t.tv_sec) + std::chrono::microseconds(t.tv_usec); };
-    return us(u.ru_utime) + us(u.ru_stime);
-}
 
 } // namespace
 
@@ -238,10 +208,9 @@ BOOST_AUTO_TEST_CASE(the_counters_keep_each_limit_and_give_back_what_they_took) 
     // The automatic limit keeps a reserve of descriptors for refusals and the process.
     BOOST_TEST(corows::detail::descriptor_reserve(1024) == 102u);
     BOOST_TEST(corows::detail::descriptor_reserve(100) == 32u);
-    rlimit lim{};
-    getrlimit(RLIMIT_NOFILE, &lim);
+    const auto limit = corows::test::os_descriptor_limit();
     BOOST_TEST(corows::detail::connections_for_descriptor_limit() ==
-               lim.rlim_cur - corows::detail::descriptor_reserve(lim.rlim_cur));
+               limit - corows::detail::descriptor_reserve(limit));
 }
 
 BOOST_AUTO_TEST_CASE(beyond_max_connections_a_client_gets_503_until_one_leaves) {
@@ -430,54 +399,6 @@ BOOST_AUTO_TEST_CASE(a_raw_handlers_decision_counts_within_the_handshake_deadlin
 }
 
 
-BOOST_AUTO_TEST_CASE(a_unix_server_sheds_squatters_too) {
-    std::string dir = "/tmp/corows-adm-XXXXXX";
-    BOOST_REQUIRE(::mkdtemp(dir.data()) != nullptr);
-    const std::string path = dir + "/ws.sock";
-    struct cleanup {
-        std::string dir;
-        ~cleanup() {
-            std::error_code ignored;
-            std::filesystem::remove_all(dir, ignored);
-        }
-    } cleaner{dir};
-    using unix_socket = asio::local::stream_protocol::socket;
-    corows::server_options o;
-    o.max_handshakes = 4;
-    o.connection.handshake_timeout = 10s;
-    corows::unix_server srv(o);
-    srv.listen(asio::local::stream_protocol::endpoint(path));
-    std::thread runner([&] {
-        srv.run([](corows::websocket<unix_socket>& ws) -> asio::awaitable<void> {
-            corows::message m;
-            while (co_await ws.read_message(m)) co_await ws.write_message(m);
-        });
-    });
-    std::chrono::milliseconds took{};
-    auto ok = run_clients(1, [&](std::size_t) -> asio::awaitable<void> {
-        auto ex = co_await asio::this_coro::executor;
-        std::vector<unix_socket> held;
-        for (int i = 0; i < 40; ++i) {
-            unix_socket s(ex);
-            co_await s.async_connect(asio::local::stream_protocol::endpoint(path), asio::use_awaitable);
-            held.push_back(std::move(s));
-        }
-        co_await corows::test::sleep(200ms);
-        auto start = std::chrono::steady_clock::now();
-        auto ws = co_await corows::connect_unix("ws+unix://" + path + ":/");
-        co_await ws.write_text("honest");
-        auto m = co_await ws.read_message();
-        if (!m || m->text() != "honest") throw std::runtime_error("no echo");
-        took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
-    }, 5s);
-    const auto shed = srv.shed();
-    srv.stop(0ms);
-    runner.join();
-    BOOST_TEST(ok == 1u);
-    BOOST_TEST((took < 2000ms), "an honest client waited " << took.count() << " ms");
-    // Every squatter beyond the hard cap of twice max_handshakes was shed as it came.
-    BOOST_TEST(shed >= 32u);
-}
 
 BOOST_AUTO_TEST_CASE(a_quiet_honest_client_stays_and_a_squatter_is_cut) {
     // The keepalive keeps a client that answers pings; one that completed its handshake,
@@ -514,80 +435,6 @@ BOOST_AUTO_TEST_CASE(a_quiet_honest_client_stays_and_a_squatter_is_cut) {
                    "squatter still open: " << squatter.last_error().message());
         (void)start;
     }, 20s);
-}
-
-BOOST_AUTO_TEST_CASE(out_of_descriptors_the_acceptor_idles_and_recovers) {
-    // prlimit(2) lowers this process's descriptor limit to what it holds, plus a few: the
-    // server cannot accept. It must pause rather than spin on EMFILE, and serve the waiting
-    // client by itself once descriptors are free again.
-    corows::server_options o;
-    o.max_connections = 1'000'000; // the refusal path needs descriptors too: test the acceptor's
-    server_thread st(o, echo);
-    const auto port = st.port();
-    rlimit saved{};
-    BOOST_REQUIRE(prlimit(0, RLIMIT_NOFILE, nullptr, &saved) == 0);
-    std::vector<int> fillers;
-    struct restore {
-        rlimit saved;
-        std::vector<int>& fillers;
-        ~restore() {
-            for (int fd : fillers) ::close(fd);
-            prlimit(0, RLIMIT_NOFILE, &saved, nullptr);
-        }
-    } restorer{saved, fillers};
-
-    asio::io_context ctx;
-    tcp::socket client(ctx);
-    client.open(tcp::v4()); // before the limit: the client needs a descriptor of its own
-    rlimit low = saved;
-    low.rlim_cur = corows::test::open_fds() + 64;
-    BOOST_REQUIRE(prlimit(0, RLIMIT_NOFILE, &low, nullptr) == 0);
-    // Takes every free descriptor; returns how many.
-    auto fill = [&] {
-        std::size_t n = 0;
-        for (int fd; (fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0; ++n) fillers.push_back(fd);
-        return n;
-    };
-    fill();
-    BOOST_REQUIRE(errno == EMFILE);
-
-    // Whatever another part of the process (a sanitizer's runtime, say) closes while the test
-    // waits is taken back at once: the acceptor retries every 50 ms, the test every 5 ms, so
-    // only the test's own fillers decide that there is no descriptor. What it took back is
-    // counted and reported.
-    std::size_t taken_back = 0;
-    auto starve_for = [&](std::chrono::milliseconds d) {
-        for (auto end = std::chrono::steady_clock::now() + d; std::chrono::steady_clock::now() < end;) {
-            ctx.run_for(5ms);
-            taken_back += fill();
-        }
-    };
-    // A descriptor another thread held for a moment while fill() ran (the server's start-up,
-    // say) is taken back here before the client connects, not handed to the acceptor.
-    // (Not starve_for(): with no work yet, ctx would stop, and no later run_for() would run.)
-    for (auto end = std::chrono::steady_clock::now() + 100ms; std::chrono::steady_clock::now() < end;) {
-        std::this_thread::sleep_for(5ms);
-        taken_back += fill();
-    }
-    const auto freed_before_connect = taken_back;
-    late_client c;
-    asio::co_spawn(ctx, echo_over(std::move(client), port, c), [&](std::exception_ptr e) {
-        if (e) c.failure = corows::test::describe(e);
-    });
-    starve_for(300ms); // connected (the kernel's queue), not accepted
-    BOOST_TEST(!c.served, "served without descriptors; " << taken_back << " freed meanwhile by others, "
-                                                          << freed_before_connect << " before the client connected");
-    const auto cpu_before = process_cpu();
-    starve_for(1000ms);
-    const auto cpu = process_cpu() - cpu_before;
-    BOOST_TEST((cpu < 200ms), "a second without descriptors cost " << cpu.count() << " us of CPU");
-    BOOST_TEST(!c.served, "served without descriptors; " << taken_back << " freed meanwhile by others, "
-                                                          << freed_before_connect << " before the client connected");
-
-    for (int fd : fillers) ::close(fd);
-    fillers.clear();
-    ctx.run_for(3s);
-    BOOST_TEST(c.served, "not served once descriptors were free: " << c.failure);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

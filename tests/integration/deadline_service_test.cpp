@@ -77,18 +77,19 @@ BOOST_AUTO_TEST_CASE(entries_fire_in_deadline_order_and_never_early) {
 }
 
 BOOST_AUTO_TEST_CASE(a_nearer_deadline_rearms_the_timer_that_waits_for_a_far_one) {
+    // Not `near` and `far`: <windows.h>, which Asio includes on Windows, defines both as macros.
     asio::io_context ctx;
-    auto far = make_owner(1);
-    auto near = make_owner(2);
+    auto distant = make_owner(1);
+    auto nearer = make_owner(2);
     const auto start = clock_type::now();
-    schedule(ctx, far->entry, far, start + 60s);
+    schedule(ctx, distant->entry, distant, start + 60s);
     asio::steady_timer later(ctx, start + 50ms);
-    later.async_wait([&](corows::error_code) { schedule(ctx, near->entry, near, start + 100ms); });
+    later.async_wait([&](corows::error_code) { schedule(ctx, nearer->entry, nearer, start + 100ms); });
     ctx.run_for(2s);
-    BOOST_TEST(near->fired == 1);
-    BOOST_TEST((near->fired_at - start >= 100ms));
-    BOOST_TEST(far->fired == 0);
-    deadlines::of(ctx.get_executor()).cancel(far->entry);
+    BOOST_TEST(nearer->fired == 1);
+    BOOST_TEST((nearer->fired_at - start >= 100ms));
+    BOOST_TEST(distant->fired == 0);
+    deadlines::of(ctx.get_executor()).cancel(distant->entry);
 }
 
 BOOST_AUTO_TEST_CASE(cancelled_entries_do_not_fire_and_run_returns_with_the_last_gone) {

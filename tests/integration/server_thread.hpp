@@ -11,6 +11,9 @@
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
+#ifndef _WIN32
+#include <sys/resource.h>
+#endif
 
 #include <atomic>
 #include <chrono>
@@ -77,6 +80,18 @@ inline std::size_t open_fds() {
     std::size_t n = 0;
     for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
     return n;
+}
+/// This process's descriptor limit as the operating system reports it, read apart from corows
+/// (RLIMIT_NOFILE's soft limit); on Windows, which has none, the fixed 16384 that
+/// corows/detail/platform.hpp's descriptor_limit() documents.
+inline std::size_t os_descriptor_limit() {
+#ifdef _WIN32
+    return 16384;
+#else
+    rlimit lim{};
+    getrlimit(RLIMIT_NOFILE, &lim);
+    return static_cast<std::size_t>(lim.rlim_cur);
+#endif
 }
 /// Raises the soft descriptor limit to the hard one; returns the soft limit.
 inline std::size_t raise_fd_limit() {
