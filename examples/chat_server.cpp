@@ -8,12 +8,14 @@
 //               [--drain-notice-ms 0] [--drain-window-ms 1000]
 //               [--max-connections N] [--max-connections-per-address N]
 //               [--max-handshakes N] [--handshake-timeout-ms N]
+//               [--log-level debug|info|warning|error|off]
 //
 // Prints "listening on ADDR:PORT" once it accepts connections. SIGTERM or Ctrl-C drains it:
 // /healthz answers 503 for the notice, then every client is closed with 1012 (service
 // restart) at a random moment of the window, so that they reconnect to the other nodes
 // gradually; then it exits.
 #include "chat_html.hpp" // chat_html: examples/chat.html, compiled in
+#include "stderr_log.hpp"
 
 #include <corows/hub.hpp>
 #include <corows/metrics.hpp>
@@ -28,6 +30,7 @@
 #include <array>
 #include <atomic>
 #include <cctype>
+#include <functional>
 #include <csignal>
 #include <iostream>
 #include <memory>
@@ -45,6 +48,8 @@ struct chat_state {
     corows::server& srv;
     std::string node;
     std::atomic<long> members{0};
+    // The cluster's link, for /metrics (none without --redis); set before the server runs.
+    std::function<corows::backplane_metrics()> backplane_metrics{};
 };
 
 // The room a /chat request names (?room=NAME, letters, digits, '-' and '_', at most 64), "lobby"
@@ -124,6 +129,7 @@ asio::awaitable<void> route(ws_type& ws, chat_state& st) {
         // For Prometheus: this server's counts, summed over its threads, and its rooms'.
         std::string text = corows::to_prometheus(st.srv.metrics());
         corows::write_prometheus(text, st.rooms.metrics());
+        if (st.backplane_metrics) corows::write_prometheus(text, st.backplane_metrics());
         co_await answer(ws, req, 200, corows::prometheus_content_type, text);
     } else {
         co_await answer(ws, req, 200, "text/html; charset=utf-8", chat_html);
@@ -140,6 +146,7 @@ struct settings {
     long drain_notice_ms = 0;
     long drain_window_ms = 1000;
     corows::server_options limits; // admission: only its limits are read
+    std::string log_level = "warning";
 };
 
 settings parse(int argc, char** argv) {
@@ -150,7 +157,7 @@ settings parse(int argc, char** argv) {
             throw std::invalid_argument("usage: chat_server [--address A] [--port N] [--threads N] [--name NODE] "
                                         "[--redis HOST:PORT] [--redis-password P] [--drain-notice-ms N] "
                                         "[--drain-window-ms N] [--max-connections N] [--max-connections-per-address N] "
-                                        "[--max-handshakes N] [--handshake-timeout-ms N]");
+                                        "[--max-handshakes N] [--handshake-timeout-ms N] [--log-level L]");
         std::string value = argv[++i];
         if (arg == "--address") s.address = value;
         else if (arg == "--port") s.port = static_cast<unsigned short>(std::stoul(value));
@@ -165,6 +172,7 @@ settings parse(int argc, char** argv) {
         else if (arg == "--max-handshakes") s.limits.max_handshakes = std::stoul(value);
         else if (arg == "--handshake-timeout-ms")
             s.limits.connection.handshake_timeout = std::chrono::milliseconds(std::stol(value));
+        else if (arg == "--log-level") s.log_level = value;
         else throw std::invalid_argument("unknown argument " + std::string(arg));
     }
     return s;
@@ -183,6 +191,7 @@ int main(int argc, char** argv) {
         o.connection.handshake_timeout = s.limits.connection.handshake_timeout;
         o.connection.max_message_size = 64 * 1024;
         o.connection.deflate.enabled = true;
+        o.log = examples::stderr_log(s.log_level);
         corows::server srv(o);
         auto ep = srv.listen({asio::ip::make_address(s.address), s.port});
         if (s.name.empty()) s.name = ep.address().to_string() + ":" + std::to_string(ep.port());
@@ -201,12 +210,8 @@ int main(int argc, char** argv) {
             ro.host = s.redis.substr(0, colon);
             ro.port = static_cast<unsigned short>(std::stoul(s.redis.substr(colon + 1)));
             ro.password = s.redis_password;
-            ro.on_error = [](corows::error_code ec) { std::cerr << "redis: " << ec.message() << std::endl; };
-            ro.on_gap = [](std::chrono::steady_clock::duration d) {
-                auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
-                std::cerr << "redis: back after " << ms << " ms; messages of other nodes in that time are lost"
-                          << std::endl;
-            };
+            // Connections lost and back, and the gaps, on stderr with the rest of the log.
+            ro.log = o.log;
             redis = corows::redis_backplane::create(srv.context(0).get_executor(), ro);
             ho.backplane = redis;
 #else
@@ -218,6 +223,9 @@ int main(int argc, char** argv) {
         if (redis) redis->start();
 #endif
         chat_state st{rooms, srv, s.name};
+#if defined(COROWS_HAS_REDIS)
+        if (redis) st.backplane_metrics = [redis] { return redis->metrics(); };
+#endif
 
         asio::signal_set signals(srv.get_executor(), SIGINT, SIGTERM);
         signals.async_wait([&](std::error_code ec, int) {

@@ -5,14 +5,18 @@
 //               [--events | --as-tuple] [--cert FILE --key FILE]
 //               [--max-connections N] [--max-connections-per-address N]
 //               [--max-handshakes N] [--handshake-timeout-ms N] [--metrics-address A:PORT]
+//               [--log-level debug|info|warning|error|off]
 //
 // --events serves with callbacks (basic_server::run_events) instead of a coroutine per
 // connection: the same echo, with less memory per idle connection. --as-tuple reads and
 // writes with the as_tuple(use_awaitable) completion token, to measure the operations'
 // generic completion-token path against plain co_await. --metrics-address serves the server's
-// counts for Prometheus at http://A:PORT/metrics, apart from the public port.
+// counts for Prometheus at http://A:PORT/metrics, apart from the public port. --log-level
+// (default warning) sets what goes to stderr: refusals, endings, protocol violations.
 //
 // Prints "listening on ADDR:PORT" once it accepts connections; Ctrl-C stops it gracefully.
+#include "stderr_log.hpp"
+
 #include <corows/metrics.hpp>
 #include <corows/server.hpp>
 
@@ -42,6 +46,7 @@ struct settings {
     corows::deflate_preset preset = corows::deflate_preset::shared;
     std::string cert, key;
     std::string metrics_address; // A:PORT, or empty
+    std::string log_level = "warning";
     corows::server_options limits; // admission: only its limits are read
 };
 
@@ -78,6 +83,7 @@ settings parse_args(int argc, char** argv) {
         else if (arg == "--max-connections-per-address") s.limits.max_connections_per_address = std::stoul(value());
         else if (arg == "--max-handshakes") s.limits.max_handshakes = std::stoul(value());
         else if (arg == "--metrics-address") s.metrics_address = value();
+        else if (arg == "--log-level") s.log_level = value();
         else if (arg == "--handshake-timeout-ms")
             s.limits.connection.handshake_timeout = std::chrono::milliseconds(std::stol(value()));
         else throw std::invalid_argument("unknown argument " + std::string(arg));
@@ -180,6 +186,7 @@ int main(int argc, char** argv) {
         o.max_handshakes = s.limits.max_handshakes;
         o.connection.handshake_timeout = s.limits.connection.handshake_timeout;
         o.connection.max_message_size = 64 * 1024 * 1024;
+        o.log = examples::stderr_log(s.log_level);
         // The default preset (shared) accepts every legal permessage-deflate offer shape.
         o.connection.deflate = corows::deflate_preset_options(s.preset);
         o.connection.deflate.enabled = s.deflate;

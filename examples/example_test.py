@@ -4,7 +4,7 @@
     example_test.py SCENARIO PROGRAM [OTHER_PROGRAM]
 
 Scenarios: echo, echo_deflate, echo_threads, echo_limits, echo_tls, echo_tls_browser, echo_client, chat,
-chat_threads, chat_limits, chat_browser, chat_slow_readers, chat_metrics, echo_metrics. Exits 0 on success, 1 on failure, 77
+chat_threads, chat_limits, chat_browser, chat_slow_readers, chat_metrics, echo_metrics, echo_log. Exits 0 on success, 1 on failure, 77
 (skipped) when a tool the scenario needs is missing.
 """
 import asyncio
@@ -43,8 +43,8 @@ class Server:
     # at once): stop() then only checks that the program ends.
     graceful_stop = True
 
-    def __init__(self, program, *args):
-        self.proc = subprocess.Popen([*self.wrapper, program, *args], stdout=subprocess.PIPE, text=True)
+    def __init__(self, program, *args, stderr=None):
+        self.proc = subprocess.Popen([*self.wrapper, program, *args], stdout=subprocess.PIPE, stderr=stderr, text=True)
         line = self._first_line()
         if not line.startswith("listening on "):
             self.proc.kill()
@@ -111,11 +111,8 @@ def scenario_echo(program):
 
 def upgrade_status(port):
     """The status line's code of a raw upgrade request to 127.0.0.1:PORT."""
-    with socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) as s:
-        s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                  b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
-        line = s.makefile("rb").readline().decode()
-    return int(line.split()[1]) if line.startswith("HTTP/1.1 ") else 0
+    return upgrade_status_of(port, b"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                                   b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
 
 
 def scenario_echo_limits(program):
@@ -756,6 +753,34 @@ def scenario_echo_metrics(program):
         srv.stop()
 
 
+def scenario_echo_log(program):
+    # --log-level: a refusal, an ending and a violation as lines on stderr, and a flood of bad
+    # requests held to the rate limit (50 at once, then 20 a second).
+    with tempfile.TemporaryFile("w+") as err:
+        with Server(program, "--port", "0", "--log-level", "info", stderr=err) as srv:
+            check(upgrade_status_of(srv.port, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n") == 400, "a bad request")
+            asyncio.run(echo_round_trips("ws://127.0.0.1:%d/" % srv.port, compression=None))
+            for _ in range(300):
+                upgrade_status_of(srv.port, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            srv.stop()
+        err.seek(0)
+        lines = err.read().splitlines()
+    refusals = [l for l in lines if l.startswith("info refusal ")]
+    check(refusals and "refused: bad_request: Upgrade header does not name websocket (RFC 6455 §4.2.1)" in refusals[0],
+          "first refusal line: %r" % (refusals[:1],))
+    check(any(l.startswith("info connection #2 127.0.0.1:") and "closed by the peer with 1000 [peer]" in l
+              for l in lines), "no line for the echo client's ending: %r" % lines[:5])
+    check(len(refusals) < 150, "%d refusal lines for 301 bad requests: not rate-limited" % len(refusals))
+
+
+def upgrade_status_of(port, request):
+    """The status code the server at 127.0.0.1:PORT answers `request` with (0: none)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) as s:
+        s.sendall(request)
+        line = s.makefile("rb").readline().decode()
+    return int(line.split()[1]) if line.startswith("HTTP/1.1 ") else 0
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -811,6 +836,7 @@ def main():
         "chat_slow_readers": scenario_chat_slow_readers,
         "chat_metrics": scenario_chat_metrics,
         "echo_metrics": scenario_echo_metrics,
+        "echo_log": scenario_echo_log,
     }[scenario](*programs)
     print("ok")
 

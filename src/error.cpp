@@ -138,6 +138,42 @@ std::error_code make_error_code(error e) noexcept {
     return {static_cast<int>(e), error_category()};
 }
 
+std::string_view rfc_section(std::error_code ec) noexcept {
+    if (ec.category() != error_category()) return {};
+    switch (static_cast<error>(ec.value())) {
+    case error::mask_required:
+    case error::unexpected_mask: return "RFC 6455 §5.1";
+    case error::reserved_opcode:
+    case error::reserved_bits:
+    case error::bad_length: return "RFC 6455 §5.2";
+    case error::fragmented_control:
+    case error::bad_continuation:
+    case error::expected_continuation: return "RFC 6455 §5.4";
+    case error::control_too_big: return "RFC 6455 §5.5";
+    case error::bad_close_payload: return "RFC 6455 §5.5.1";
+    case error::bad_close_code: return "RFC 6455 §7.4";
+    case error::invalid_utf8: return "RFC 6455 §8.1";
+    case error::bad_method:
+    case error::bad_http_version:
+    case error::missing_host:
+    case error::bad_upgrade:
+    case error::bad_connection:
+    case error::bad_key:
+    case error::bad_version: return "RFC 6455 §4.2.1";
+    case error::bad_status:
+    case error::bad_accept:
+    case error::bad_subprotocol: return "RFC 6455 §4.1";
+    case error::bad_extension: return "RFC 7692 §5";
+    case error::bad_compressed_frame: return "RFC 7692 §6";
+    case error::inflate_failed: return "RFC 7692 §7.2.2";
+    case error::http_parse_error: return "RFC 9112 §2";
+    case error::bad_content_length:
+    case error::conflicting_length: return "RFC 9112 §6.3";
+    case error::bad_chunked_encoding: return "RFC 9112 §7.1";
+    default: return {};
+    }
+}
+
 close_code close_code_for(std::error_code ec) noexcept {
     if (ec.category() != error_category()) return close_code::internal_error;
     const auto e = static_cast<error>(ec.value());

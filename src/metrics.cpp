@@ -124,6 +124,27 @@ void write_prometheus(std::string& out, const hub_metrics& m) {
         sample(out, "corows_hub_slow_consumers_total", m.slow_consumers[i], "policy", policies[i]);
 }
 
+void write_prometheus(std::string& out, const backplane_metrics& m) {
+    single(out, "corows_backplane_connected", "gauge",
+           "1 while both connections to Redis are up and every subscription is confirmed.",
+           std::uint64_t{m.connected ? 1u : 0u});
+    single(out, "corows_backplane_queued_bytes", "gauge", "Publishes held for Redis, in bytes.", m.queued_bytes);
+    single(out, "corows_backplane_published_total", "counter", "Publishes queued for Redis.", m.published);
+    single(out, "corows_backplane_received_total", "counter", "Other processes' messages handed to the hub.",
+           m.received);
+    single(out, "corows_backplane_dropped_total", "counter",
+           "Publishes dropped: the queue was full, or the payload too large.", m.dropped);
+    single(out, "corows_backplane_malformed_total", "counter", "Messages from Redis dropped as malformed.",
+           m.malformed);
+    single(out, "corows_backplane_connection_failures_total", "counter",
+           "Connections to Redis lost, or connection attempts failed.", m.connection_failures);
+    single(out, "corows_backplane_gaps_total", "counter",
+           "Times the subscriptions came back after a loss, when other processes' messages may have been missed.",
+           m.gaps);
+    single(out, "corows_backplane_gap_seconds_total", "counter", "How long those gaps may have lasted, added up.",
+           std::chrono::duration<double>(m.gap_time).count());
+}
+
 std::string to_prometheus(const server_metrics& m) {
     std::string out;
     write_prometheus(out, m);

@@ -4,6 +4,7 @@
 #include <corows/condition.hpp>
 
 #include <cstdint>
+#include <string_view>
 #include <system_error>
 
 namespace corows {
@@ -79,6 +80,11 @@ const std::error_category& error_category() noexcept;
 
 /// Wraps `e` in an std::error_code of corows' category.
 std::error_code make_error_code(error e) noexcept;
+
+/// The RFC section a peer broke when a connection fails with `ec`, e.g. "RFC 6455 §5.1" for
+/// error::mask_required; empty for what no RFC forbids (a limit of ours, a timeout, a closed
+/// connection) and for other categories' codes.
+std::string_view rfc_section(std::error_code ec) noexcept;
 
 /// Close status codes of RFC 6455 §7.4.1.
 enum class close_code : std::uint16_t {

@@ -89,6 +89,20 @@ struct hub_metrics {
     std::array<std::uint64_t, slow_consumer_policies> slow_consumers{};
 };
 
+/// A snapshot of a backplane's counts (redis_backplane::metrics()): its link to the other
+/// processes of a cluster.
+struct backplane_metrics {
+    bool connected = false;              ///< both connections up and every subscription confirmed
+    std::uint64_t queued_bytes = 0;      ///< publishes held for Redis (formatted), now
+    std::uint64_t published = 0;         ///< publishes queued for Redis
+    std::uint64_t received = 0;          ///< other processes' messages handed to the hub
+    std::uint64_t dropped = 0;           ///< publishes dropped: the queue was full, or the payload too large
+    std::uint64_t malformed = 0;         ///< messages from Redis dropped as malformed
+    std::uint64_t connection_failures = 0; ///< connections to Redis lost, or attempts failed
+    std::uint64_t gaps = 0;              ///< times the subscriptions came back after a loss (on_gap)
+    std::chrono::nanoseconds gap_time{0}; ///< how long those gaps may have lasted, added up
+};
+
 /// Appends `m` to `out` in the Prometheus text exposition format (version 0.0.4): each family
 /// with `# HELP` and `# TYPE`, names prefixed `corows_`, labelled values for every reason and
 /// code (zeros included, so that rates start from the first scrape).
@@ -96,6 +110,9 @@ void write_prometheus(std::string& out, const server_metrics& m);
 
 /// Appends a hub's `m` to `out` in the Prometheus text exposition format (`corows_hub_`...).
 void write_prometheus(std::string& out, const hub_metrics& m);
+
+/// Appends a backplane's `m` to `out` in the Prometheus text exposition format (`corows_backplane_`...).
+void write_prometheus(std::string& out, const backplane_metrics& m);
 
 /// `m` in the Prometheus text exposition format (see write_prometheus()).
 std::string to_prometheus(const server_metrics& m);

@@ -42,7 +42,10 @@
 #include <corows/detail/backplane_envelope.hpp>
 #include <corows/detail/redis_link.hpp>
 #include <corows/detail/resp.hpp>
+#include <corows/detail/log_limiter.hpp>
 #include <corows/error.hpp>
+#include <corows/log.hpp>
+#include <corows/metrics.hpp>
 #include <corows/redis_error.hpp>
 #include <corows/protocol/utf8.hpp>
 
@@ -105,6 +108,9 @@ struct redis_options {
     /// Called (on the backplane's executor) with each connection failure and each error reply
     /// from Redis, for logging.
     std::function<void(error_code)> on_error{};
+    /// Where the backplane logs (category backplane): connected at info; a connection lost or
+    /// an attempt failed, losing the cluster, and each gap, at warning. Silent by default.
+    log_options log{};
 };
 
 /// A backplane over Redis pub/sub (see the top of this header for the wire format, the
@@ -129,7 +135,8 @@ public:
           strand_(asio::make_strand(std::move(ex))),
           node_(detail::random_node_id()),
           subscriber_(strand_, link_config(options_), subscriber_bytes_, *this),
-          publisher_(strand_, link_config(options_), queued_, *this) {}
+          publisher_(strand_, link_config(options_), queued_, *this),
+          limiter_(options_.log.per_second, options_.log.burst) {}
 
     /// Connects both connections in the background and keeps them up until stop(); any
     /// thread; does nothing after the first call or after stop().
@@ -156,6 +163,21 @@ public:
     std::uint64_t malformed() const noexcept { return malformed_.load(std::memory_order_relaxed); }
     /// Bytes of publishes queued and not yet taken by the socket.
     std::size_t queued_bytes() const noexcept { return queued_.load(std::memory_order_relaxed); }
+    /// All the counts above and more (publishes, arrivals, connection failures, gaps), from any
+    /// thread; write_prometheus() formats them.
+    backplane_metrics metrics() const noexcept {
+        backplane_metrics m;
+        m.connected = connected();
+        m.queued_bytes = queued_bytes();
+        m.published = published_.load(std::memory_order_relaxed);
+        m.received = received_.load(std::memory_order_relaxed);
+        m.dropped = dropped();
+        m.malformed = malformed();
+        m.connection_failures = failures_.load(std::memory_order_relaxed);
+        m.gaps = gaps_.load(std::memory_order_relaxed);
+        m.gap_time = std::chrono::nanoseconds(gap_nanoseconds_.load(std::memory_order_relaxed));
+        return m;
+    }
 
     /// Sets where other processes' messages go; posted to the executor.
     void attach(sink s) override {
@@ -237,6 +259,10 @@ private:
     }
 
     void on_down(detail::redis_link& l, error_code why) override {
+        failures_.fetch_add(1, std::memory_order_relaxed);
+        if (!stopped_ && options_.log.enabled(log_level::warning))
+            log(log_level::warning, std::string("Redis ") + (&l == &subscriber_ ? "subscribing" : "publishing") +
+                                        " connection down: " + why.message());
         if (&l == &subscriber_) {
             if (subscribed_ && !lost_at_) lost_at_ = clock::now();
             subscribed_ = false;
@@ -297,6 +323,7 @@ private:
         }
         if (e->origin == node_) return; // our own: the hub delivered it here already
         if (!sink_) return;
+        received_.fetch_add(1, std::memory_order_relaxed);
         try {
             sink_(topic, e->payload, e->kind);
         } catch (...) {
@@ -370,6 +397,14 @@ private:
         if (lost_at_) {
             auto gap = clock::now() - *lost_at_;
             lost_at_.reset();
+            gaps_.fetch_add(1, std::memory_order_relaxed);
+            if (options_.log.enabled(log_level::warning))
+                log(log_level::warning,
+                    "subscriptions back after " +
+                        std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(gap).count()) +
+                        " ms: what other processes published meanwhile may be lost");
+            gap_nanoseconds_.fetch_add(static_cast<std::int64_t>(std::chrono::nanoseconds(gap).count()),
+                                       std::memory_order_relaxed);
             if (options_.on_gap) {
                 try {
                     options_.on_gap(gap);
@@ -384,6 +419,7 @@ private:
             release(cmd.size());
             return;
         }
+        published_.fetch_add(1, std::memory_order_relaxed);
         publisher_.queue(std::move(cmd));
     }
 
@@ -398,7 +434,25 @@ private:
 
     void update_connected() {
         bool up = !stopped_ && subscribed_ && publisher_.up();
-        connected_.store(up, std::memory_order_relaxed);
+        bool was = connected_.exchange(up, std::memory_order_relaxed);
+        if (up == was || stopped_) return;
+        if (up && options_.log.enabled(log_level::info))
+            log(log_level::info, "connected to Redis: " + std::to_string(topics_.size()) + " topics subscribed");
+        else if (!up && options_.log.enabled(log_level::warning))
+            log(log_level::warning, "lost Redis: publishes wait in the queue, other processes' messages do not arrive");
+    }
+
+    // On the executor: a record to redis_options::log's sink, within the rate limit.
+    void log(log_level l, const std::string& message) noexcept {
+        log_record r;
+        if (!limiter_.admit(log_category::backplane, clock::now(), r.suppressed)) return;
+        r.level = l;
+        r.category = log_category::backplane;
+        r.message = message;
+        try {
+            options_.log.sink(r);
+        } catch (...) {
+        }
     }
 
     void report(error_code ec) {
@@ -455,6 +509,12 @@ private:
     std::atomic<bool> connected_{false};
     std::atomic<std::uint64_t> dropped_{0};
     std::atomic<std::uint64_t> malformed_{0};
+    std::atomic<std::uint64_t> published_{0};
+    std::atomic<std::uint64_t> received_{0};
+    std::atomic<std::uint64_t> failures_{0};
+    std::atomic<std::uint64_t> gaps_{0};
+    std::atomic<std::int64_t> gap_nanoseconds_{0};
+    detail::log_limiter limiter_; // on the executor
 };
 
 } // namespace corows

@@ -10,8 +10,10 @@
 #include <corows/detail/drain_schedule.hpp>
 #include <corows/detail/handler_thread.hpp>
 #include <corows/detail/listener.hpp>
+#include <corows/detail/log_limiter.hpp>
 #include <corows/detail/server_counters.hpp>
 #include <corows/error.hpp>
+#include <corows/log.hpp>
 #include <corows/metrics.hpp>
 #include <corows/options.hpp>
 #include <corows/websocket.hpp>
@@ -85,6 +87,10 @@ struct server_options {
     /// request is accepted with `connection`. An exception from it refuses the request with
     /// 500 and goes to on_error. (run_http()'s handler decides with accept(req, decision).)
     upgrade_decider on_upgrade{};
+    /// What the server logs (connections opened at debug, ended at info, refusals at info, or
+    /// warning under a limit, protocol violations at warning with their RFC section), and
+    /// where: silent by default. See docs/metrics.md, "Logs".
+    log_options log{};
 };
 
 /// How stop(drain_options) empties a server for a rolling restart behind a load balancer.
@@ -272,6 +278,28 @@ private:
         bool finished = false; // this thread's run() is over or about to be
         std::size_t refusing = 0; // 503/429 answers being written
         detail::server_counters counts; // written on this thread only
+        const log_options* log = nullptr; // the server's
+        detail::log_limiter limiter{0, 0}; // this thread's records
+
+        // True if a record of `l` is made (format it only then).
+        bool logs(log_level l) const noexcept { return log && log->enabled(l); }
+        // Hands a record to the sink, within this thread's rate limit.
+        void write_log(log_level l, log_category c, std::uint32_t id, std::string_view peer,
+                       std::string_view message) noexcept {
+            if (!logs(l)) return;
+            log_record r;
+            if (!limiter.admit(c, std::chrono::steady_clock::now(), r.suppressed)) return;
+            r.level = l;
+            r.category = c;
+            r.connection = id;
+            r.peer = peer;
+            r.message = message;
+            try {
+                log->sink(r);
+            } catch (...) {
+                // A failing sink must not take a server thread down.
+            }
+        }
 
         // Ends this thread's run() once stopping and nothing of the server is left.
         void maybe_finish() {
@@ -291,9 +319,13 @@ private:
     // it stays registered with its thread, and counted by the admission, while anyone holds
     // it. It is made holding the handshake slot its serve() took.
     struct session : std::enable_shared_from_this<session> {
-        session(Stream s, std::shared_ptr<const options> o, worker& w, detail::admission& a, std::string addr)
+        session(Stream s, std::shared_ptr<const options> o, worker& w, detail::admission& a, std::string addr,
+                std::string peer_name, std::uint32_t number)
             : ws(std::move(s), std::move(o)), owner(&w), admitted(&a),
-              address(addr.empty() ? nullptr : std::make_unique<const std::string>(std::move(addr))) {
+              names(addr.empty() && peer_name.empty()
+                        ? nullptr
+                        : std::make_unique<const session_names>(session_names{std::move(addr), std::move(peer_name)})),
+              id(number) {
             ws.count_into(w.counts.connections);
             link_after(w.held_last);
             w.held_last = this;
@@ -304,8 +336,9 @@ private:
         session(const session&) = delete;
         session& operator=(const session&) = delete;
         ~session() {
+            if (ws.has_opened() && owner->logs(log_level::warning)) log_ending();
             if (leave_slot()) admitted->end_handshake();
-            admitted->release(address ? *address : std::string());
+            admitted->release(names ? names->key : std::string());
             unlink();
             --owner->live;
             owner->maybe_finish();
@@ -323,16 +356,45 @@ private:
             return true;
         }
 
+        // The peer's address for the per-address limit, and as the logs show it.
+        struct session_names {
+            std::string key;  // the admission's; empty without a per-address limit
+            std::string peer; // "address:port"; empty while nothing is logged
+        };
+
+        std::string_view peer() const noexcept { return names ? std::string_view(names->peer) : std::string_view(); }
+
         websocket_type ws;
         worker* owner;
         session* prev = nullptr;
         session* next = nullptr;
         detail::admission* admitted;
-        std::unique_ptr<const std::string> address; // the admission's key; none without a per-address limit
+        std::unique_ptr<const session_names> names; // none without a per-address limit or logs
+        std::uint32_t id;             // the connection's number on the server, for the logs
         bool holds_slot = false;
         bool refusal_counted = false; // shed: its failing handshake is not counted again
 
     private:
+        // How the WebSocket ended, for the logs: a violation as a protocol record.
+        void log_ending() noexcept {
+            try {
+                const close_info why = ws.closed_why();
+                if (why.by == ended_by::error) {
+                    if (!owner->logs(log_level::warning)) return;
+                    std::string m = "protocol error: " + why.error.message();
+                    if (auto section = rfc_section(why.error); !section.empty()) m += " (" + std::string(section) + ")";
+                    m += "; closed with " + std::to_string(why.code);
+                    owner->write_log(log_level::warning, log_category::protocol, id, peer(), m);
+                    return;
+                }
+                if (!owner->logs(log_level::info)) return;
+                owner->write_log(log_level::info, log_category::connection, id, peer(),
+                                 why.describe() + " [" + to_string(why.by) + "]");
+            } catch (...) {
+                // Out of memory for a log line: the connection goes all the same.
+            }
+        }
+
         void link_after(session* after) noexcept {
             prev = after;
             next = after ? after->next : owner->first;
@@ -416,14 +478,25 @@ private:
             case detail::refusal::none: break;
             case detail::refusal::connections:
                 w.counts.refuse(refusal_reason::connection_limit);
+                if (w.logs(log_level::warning))
+                    w.write_log(log_level::warning, log_category::refusal, 0, detail::peer_name(sock),
+                                "refused: connection_limit (max_connections " +
+                                    std::to_string(admission_->limits().connections) + " open)");
                 refuse_connection(std::move(sock), target, 503);
                 continue;
             case detail::refusal::per_address:
                 w.counts.refuse(refusal_reason::address_limit);
+                if (w.logs(log_level::warning))
+                    w.write_log(log_level::warning, log_category::refusal, 0, detail::peer_name(sock),
+                                "refused: address_limit (max_connections_per_address " +
+                                    std::to_string(admission_->limits().per_address) + ")");
                 refuse_connection(std::move(sock), target, 429);
                 continue;
             }
-            asio::co_spawn(target.ctx, serve(std::move(sock), target, std::move(address), clock_type::now()),
+            // The peer's name only where a record could show it (one getpeername() otherwise saved).
+            std::string peer = w.logs(log_level::info) ? detail::peer_name(sock) : std::string();
+            asio::co_spawn(target.ctx,
+                           serve(std::move(sock), target, std::move(address), std::move(peer), clock_type::now()),
                            [this](std::exception_ptr e) { report(e); });
         }
     }
@@ -485,6 +558,9 @@ private:
         shed_.fetch_add(1, std::memory_order_relaxed);
         w.counts.refuse(refusal_reason::handshake_shed);
         old->refusal_counted = true;
+        if (w.logs(log_level::warning))
+            w.write_log(log_level::warning, log_category::refusal, old->id, old->peer(),
+                        "refused: handshake_shed (its handshake's slot went to a newer connection: max_handshakes)");
         old->ws.abort();
     }
 
@@ -515,18 +591,20 @@ private:
         }
     }
 
-    asio::awaitable<void> serve(socket_type sock, worker& w, std::string address, clock_type::time_point accepted) {
+    asio::awaitable<void> serve(socket_type sock, worker& w, std::string address, std::string peer,
+                                clock_type::time_point accepted) {
         // The connection holds its handshake slot until its handshake ends (release_slot), it
         // is shed, or it is destroyed.
         take_slot(w);
         auto c = std::make_shared<session>(make_stream_(std::move(sock)), connection_opts_, w, *admission_,
-                                              std::move(address));
+                                           std::move(address), std::move(peer),
+                                           next_id_.fetch_add(1, std::memory_order_relaxed) + 1);
         // One deadline from accept for the TLS handshake, the upgrade, and a raw handler's
         // decision: the connection's own timer enforces it in every phase.
         const auto limit = opts_.connection.handshake_timeout;
         c->ws.bound_handshake(limit.count() > 0 ? accepted + limit : clock_type::time_point::max());
         if (w.stopping) {
-            w.counts.refuse(refusal_reason::draining);
+            count_refusal(*c, refusal_reason::draining);
             co_return;
         }
         if constexpr (requires(Stream& s) { s.async_handshake(Stream::server, asio::use_awaitable); }) {
@@ -537,7 +615,8 @@ private:
                 const auto why = c->ws.closed_why();
                 count_refusal(*c, w.stopping                  ? refusal_reason::draining
                                   : why.ended() && !why.remote ? refusal_reason::handshake_timeout
-                                                               : refusal_reason::tls);
+                                                               : refusal_reason::tls,
+                              ec);
                 co_return;
             }
         }
@@ -545,10 +624,16 @@ private:
             auto [ec] = co_await c->ws.accept(decide_, use_tuple);
             if (ec) {
                 // Refused (the client got its HTTP answer), timed out, or gone.
-                count_refusal(*c, detail::refusal_for(ec, draining()));
+                count_refusal(*c, detail::refusal_for(ec, draining()), ec);
                 co_return;
             }
             w.counts.handshake_took(clock_type::now() - accepted);
+            if (w.logs(log_level::debug)) {
+                std::string m = "opened";
+                if (!c->ws.subprotocol().empty()) m += ", subprotocol " + std::string(c->ws.subprotocol());
+                if (c->ws.deflate()) m += ", permessage-deflate";
+                w.write_log(log_level::debug, log_category::connection, c->id, c->peer(), m);
+            }
             // The accept decision has read what it needed of the TLS connection; OpenSSL's
             // own state is not needed for the records after it. A raw handler, which routes
             // on the request itself, decides that for itself.
@@ -571,9 +656,22 @@ private:
                                });
     }
 
-    // On `c`'s thread: counts its handshake's failure, unless shedding counted it.
-    static void count_refusal(session& c, refusal_reason r) noexcept {
-        if (!std::exchange(c.refusal_counted, true)) c.owner->counts.refuse(r);
+    // On `c`'s thread: counts (and logs) its handshake's failure, `ec`, unless shedding did.
+    static void count_refusal(session& c, refusal_reason r, error_code ec = {}) noexcept {
+        if (std::exchange(c.refusal_counted, true)) return;
+        worker& w = *c.owner;
+        w.counts.refuse(r);
+        // A client that leaves, or a stop, is ordinary; an invalid request is worth a line.
+        const log_level level = r == refusal_reason::abandoned || r == refusal_reason::draining ? log_level::debug
+                                                                                               : log_level::info;
+        if (!w.logs(level)) return;
+        try {
+            std::string m = std::string("refused: ") + to_string(r);
+            if (ec) m += ": " + ec.message();
+            if (auto section = rfc_section(ec); !section.empty()) m += " (" + std::string(section) + ")";
+            w.write_log(level, log_category::refusal, c.id, c.peer(), m);
+        } catch (...) {
+        }
     }
 
     // A handler that returns or throws is done with its connection: close it properly.
@@ -674,6 +772,7 @@ private:
     std::unique_ptr<detail::admission> admission_; // made by run(); outlives the workers' connections
     std::atomic<bool> started_{false};
     std::atomic<bool> admitting_{false}; // admission_ is made: metrics() may read it
+    std::atomic<std::uint32_t> next_id_{0}; // the last connection's number
     std::atomic<bool> stop_requested_{false};
     std::atomic<std::size_t> shed_{0};
     std::vector<detail::socket_file> socket_files_; // listen()'s Unix socket files, removed last
@@ -686,7 +785,11 @@ basic_server<Stream>::basic_server(server_options opts, stream_factory make_stre
       connection_opts_(std::make_shared<const options>(opts_.connection)),
       make_stream_(std::move(make_stream)) {
     if (opts_.threads == 0) opts_.threads = 1;
-    for (std::size_t i = 0; i < opts_.threads; ++i) workers_.push_back(std::make_unique<worker>());
+    for (std::size_t i = 0; i < opts_.threads; ++i) {
+        workers_.push_back(std::make_unique<worker>());
+        workers_.back()->log = &opts_.log;
+        workers_.back()->limiter = detail::log_limiter(opts_.log.per_second, opts_.log.burst);
+    }
     // Every upgrade passes here: a client the balancer sent before it saw the health
     // check fail must go elsewhere, whatever on_upgrade would say.
     decide_ = [this](const http_request& req) -> upgrade_answer {

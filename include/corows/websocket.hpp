@@ -225,6 +225,8 @@ public:
     /// The settings in force: those given at construction, or a server's
     /// accept_decision::settings for this connection.
     const options& get_options() const noexcept { return s_->conn.settings(); }
+    /// True once the handshake succeeded, even after the connection ended.
+    bool has_opened() const noexcept { return s_ && s_->conn.has_opened(); }
     /// True between a successful handshake and the closing of the transport.
     bool is_open() const noexcept {
         return s_ && !s_->transport_closed && s_->conn.state() != connection_state::connecting &&

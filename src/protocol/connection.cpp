@@ -41,6 +41,7 @@ void connection::open(role r, std::string subprotocol, const std::optional<defla
     }
     if (!subprotocol.empty() || params) agreed_ = std::make_unique<agreement>(agreement{std::move(subprotocol), params});
     state_ = connection_state::open;
+    opened_ = true;
     if (counters_) counters_->opened.add();
     bounded_ = false;
     last_rx_ = now;

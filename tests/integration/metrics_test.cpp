@@ -19,11 +19,6 @@ using namespace std::chrono_literals;
 using corows::ended_by;
 using corows::refusal_reason;
 
-asio::awaitable<void> echo(corows::server::websocket_type& ws) {
-    corows::message m;
-    while (co_await ws.read_message(m)) co_await ws.write_message(m);
-}
-
 std::uint64_t refused(const corows::server_metrics& m, refusal_reason r) {
     return m.refused[static_cast<std::size_t>(r)];
 }
@@ -56,7 +51,7 @@ BOOST_AUTO_TEST_CASE(a_server_counts_its_accepts_refusals_handshakes_and_websock
     o.on_upgrade = [](const corows::http_request& req) {
         return req.target == "/no" ? corows::upgrade_answer::refuse(403) : corows::upgrade_answer{};
     };
-    server_thread st(o, echo);
+    server_thread st(o, echo_messages);
     const auto port = st.port();
     BOOST_TEST(st.server().metrics().accepted == 0u);
     auto ok = run_clients(1, [&](std::size_t) -> asio::awaitable<void> {
@@ -104,7 +99,7 @@ BOOST_AUTO_TEST_CASE(a_server_counts_its_accepts_refusals_handshakes_and_websock
 BOOST_AUTO_TEST_CASE(limits_refuse_with_their_own_reason) {
     corows::server_options o;
     o.max_connections_per_address = 1;
-    server_thread st(o, echo);
+    server_thread st(o, echo_messages);
     const auto port = st.port();
     auto ok = run_clients(1, [&](std::size_t) -> asio::awaitable<void> {
         tcp_ws first = co_await connect_ws_to(port, corows::options{});
@@ -123,7 +118,7 @@ BOOST_AUTO_TEST_CASE(an_idle_peer_ends_by_timeout_and_a_silent_handshake_by_hand
     o.connection.idle_timeout = 200ms;
     o.connection.ping_interval = 0ms;
     o.connection.handshake_timeout = 200ms;
-    server_thread st(o, echo);
+    server_thread st(o, echo_messages);
     const auto port = st.port();
     auto ok = run_clients(1, [&](std::size_t) -> asio::awaitable<void> {
         raw_peer quiet = co_await connect_raw_to(port);

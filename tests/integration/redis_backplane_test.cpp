@@ -166,6 +166,16 @@ BOOST_AUTO_TEST_CASE(delivers_to_other_processes_with_their_kind_in_order_and_no
     }
     BOOST_TEST(a->dropped() == 0u);
     BOOST_TEST(b->malformed() == 0u);
+    // a published 3 + 2 + 10,000 (its "other" included: Redis is told of every publish), b
+    // received 3 + 1 + 10,000 (its "t" after unsubscribing: none) and a b's one.
+    const auto ma = a->metrics(), mb = b->metrics();
+    BOOST_TEST(ma.published == 4u + 2u + n);
+    BOOST_TEST(mb.published == 1u);
+    BOOST_TEST(mb.received == 3u + 1u + n);
+    BOOST_TEST(ma.received == 1u);
+    BOOST_TEST(ma.connected);
+    BOOST_TEST(ma.connection_failures == 0u);
+    BOOST_TEST(ma.gaps == 0u);
     BOOST_TEST(drains(io, *a));
     stop_all(io, {a, b});
 }
@@ -187,6 +197,10 @@ BOOST_AUTO_TEST_CASE(a_redis_restart_queues_publishes_to_the_limit_and_resubscri
     bo.on_gap = [&](clock_type::duration d) { gaps.push_back(d); };
     std::vector<corows::error_code> b_errors;
     bo.on_error = [&](corows::error_code ec) { b_errors.push_back(ec); };
+    std::vector<std::string> b_log; // on io's one thread, as every callback of b
+    bo.log.sink = [&](const corows::log_record& r) {
+        b_log.push_back(std::string(corows::to_string(r.level)) + " " + std::string(r.message));
+    };
     auto a = make_backplane(io, ao);
     auto b = make_backplane(io, bo);
     inbox ib;
@@ -236,6 +250,23 @@ BOOST_AUTO_TEST_CASE(a_redis_restart_queues_publishes_to_the_limit_and_resubscri
     BOOST_TEST(std::chrono::duration_cast<std::chrono::milliseconds>(gaps[0]).count() >= 200);
     BOOST_TEST((gaps[0] <= outage));
     BOOST_TEST(a->dropped() == dropped);
+    const auto mb = b->metrics();
+    BOOST_TEST(mb.gaps == 1u);
+    BOOST_TEST((mb.gap_time == gaps[0]));
+    BOOST_TEST(mb.connection_failures >= 2u); // both of its connections went down at least once
+    BOOST_TEST(a->metrics().dropped == dropped);
+    std::string text;
+    corows::write_prometheus(text, mb);
+    BOOST_TEST(text.find("\ncorows_backplane_gaps_total 1\n") != std::string::npos);
+    BOOST_TEST(text.find("\ncorows_backplane_connected 1\n") != std::string::npos);
+    // Its log told the story: connected, lost, down (each attempt), connected, the gap.
+    auto logged = [&](std::string_view start) {
+        return std::count_if(b_log.begin(), b_log.end(), [&](const std::string& l) { return l.starts_with(start); });
+    };
+    BOOST_TEST(logged("info connected to Redis: 1 topics subscribed") == 2);
+    BOOST_TEST(logged("warning lost Redis") == 1);
+    BOOST_TEST(logged("warning Redis subscribing connection down: ") >= 1);
+    BOOST_TEST(logged("warning subscriptions back after ") == 1);
     stop_all(io, {a, b});
 }
 

@@ -206,6 +206,12 @@ inline std::size_t run_clients(std::size_t n, const std::function<asio::awaitabl
     return ok;
 }
 
+/// A handler that echoes every message until the connection ends.
+inline asio::awaitable<void> echo_messages(tcp_ws& ws) {
+    message m;
+    while (co_await ws.read_message(m)) co_await ws.write_message(m);
+}
+
 /// A fresh client gets its message echoed and closes normally: the server still serves.
 inline asio::awaitable<void> echo_check(unsigned short port, std::string text) {
     tcp_ws ws = co_await connect_ws_to(port, options{});

@@ -80,4 +80,20 @@ BOOST_AUTO_TEST_CASE(a_close_may_start_with_no_code_or_a_sendable_one) {
         BOOST_TEST(!corows::may_close_with(static_cast<std::uint16_t>(c)), c);
 }
 
+BOOST_AUTO_TEST_CASE(rfc_section_names_what_a_violation_breaks) {
+    using corows::error;
+    BOOST_TEST(corows::rfc_section(error::mask_required) == "RFC 6455 §5.1");
+    BOOST_TEST(corows::rfc_section(error::reserved_opcode) == "RFC 6455 §5.2");
+    BOOST_TEST(corows::rfc_section(error::fragmented_control) == "RFC 6455 §5.4");
+    BOOST_TEST(corows::rfc_section(error::invalid_utf8) == "RFC 6455 §8.1");
+    BOOST_TEST(corows::rfc_section(error::bad_key) == "RFC 6455 §4.2.1");
+    BOOST_TEST(corows::rfc_section(error::bad_compressed_frame) == "RFC 7692 §6");
+    BOOST_TEST(corows::rfc_section(error::conflicting_length) == "RFC 9112 §6.3");
+    // Our limits, timeouts and endings break no RFC; nor does another category's code.
+    BOOST_TEST(corows::rfc_section(error::message_too_big).empty());
+    BOOST_TEST(corows::rfc_section(error::timeout).empty());
+    BOOST_TEST(corows::rfc_section(error::closed).empty());
+    BOOST_TEST(corows::rfc_section(std::make_error_code(std::errc::connection_reset)).empty());
+}
+
 BOOST_AUTO_TEST_SUITE_END()

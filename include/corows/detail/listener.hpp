@@ -56,4 +56,20 @@ std::string peer_address(const Socket& sock, error_code& ec) {
     }
 }
 
+/// The peer of `sock` as logs show it: "address:port" ("[v6]:port"), or empty for a Unix
+/// domain socket or a peer already gone.
+template <class Socket>
+std::string peer_name(const Socket& sock) {
+    if constexpr (is_tcp<typename Socket::protocol_type>) {
+        error_code ec;
+        auto peer = sock.remote_endpoint(ec);
+        if (ec) return {};
+        const auto a = peer.address();
+        std::string s = a.is_v6() ? "[" + a.to_string() + "]" : a.to_string();
+        return s + ":" + std::to_string(peer.port());
+    } else {
+        return {};
+    }
+}
+
 } // namespace corows::detail

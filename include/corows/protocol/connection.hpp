@@ -94,6 +94,8 @@ public:
 
     /// Where the connection is in its life.
     connection_state state() const noexcept { return state_; }
+    /// True once the WebSocket opened (open() was called), whether or not it has ended since.
+    bool has_opened() const noexcept { return opened_; }
     /// The settings given at construction, or by use_settings().
     const options& settings() const noexcept { return *opts_; }
     /// Replaces the settings while connecting (a server's decision for this one connection,
@@ -383,6 +385,7 @@ private:
     bool direct_continues_ : 1 = false; // a direct message's next frame is a continuation
     bool bounded_ : 1 = false; // bound_handshake()'s deadline is in timeout_at_
     bool slow_consumer_ : 1 = false; // note_slow_consumer()
+    bool opened_ : 1 = false;        // open() was called
 };
 
 } // namespace corows
