@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Every C++ code block of the README and docs/ compiles and runs as a test.
 
-    snippets.py generate OUT.cpp PAGE.md...   one translation unit with every block
-    snippets.py run PROGRAM PAGE.md...        runs each block as its directive says
+    snippets.py generate OUT.cpp [--have=LIB]... PAGE.md...   one translation unit with every block
+    snippets.py run PROGRAM [--have=LIB]... PAGE.md...        runs each block as its directive says
 
 Each ```cpp block is a whole program and is preceded by a directive in an HTML comment (not
 shown on a rendered page) that says how to check it:
@@ -13,6 +13,11 @@ shown on a rendered page) that says how to check it:
                                                back on PATH, then the program is stopped
     <!-- snippet: client-of PORT -->         with an echo server on 127.0.0.1:PORT (Python
                                                websockets), it exits with status 0
+
+A directive may end with `needs=LIB` for a block that shows corows beside another library
+(spdlog): the build passes `--have=LIB` where it found that library, and a block whose library
+is missing is left out and reported as skipped. tools/check installs every such library, so
+in CI nothing is skipped.
 
 `generate` puts each block in a namespace of its own, its #include lines hoisted to the top
 and its main() renamed, and adds a main() that runs the block named by its argument (PAGE-N,
@@ -35,7 +40,9 @@ FENCE = re.compile(r"^```(\w*)\s*$")
 
 class Snippet:
     def __init__(self, page, index, line, directive, code):
-        self.page, self.index, self.line, self.directive, self.code = page, index, line, directive, code
+        self.page, self.index, self.line, self.code = page, index, line, code
+        self.needs = [w[len("needs="):] for w in directive if w.startswith("needs=")]
+        self.directive = [w for w in directive if not w.startswith("needs=")]
 
     @property
     def name(self):
@@ -115,8 +122,19 @@ def closing_brace(text, open_at):
     raise SystemExit("unbalanced braces in a snippet's main()")
 
 
-def generate(out, pages):
-    snippets = all_snippets(pages)
+def split_have(args):
+    """(the libraries named by --have=LIB, the pages) of a command line's arguments."""
+    have = {a[len("--have="):] for a in args if a.startswith("--have=")}
+    return have, [a for a in args if not a.startswith("--have=")]
+
+
+def missing(s, have):
+    """The libraries `s` needs that the build did not find."""
+    return [n for n in s.needs if n not in have]
+
+
+def generate(out, pages, have):
+    snippets = [s for s in all_snippets(pages) if not missing(s, have)]
     includes, bodies = [], []
     for k, s in enumerate(snippets):
         body = []
@@ -245,8 +263,12 @@ def check_runs(program, s):
     return None if r.returncode == 0 else f"exit status {r.returncode}"
 
 
-def run(program, pages):
+def run(program, pages, have):
     snippets = all_snippets(pages)
+    skipped = [s for s in snippets if missing(s, have)]
+    for s in skipped:
+        print(f"SKIP {s.name} ({s.page}:{s.line}): needs {', '.join(missing(s, have))}, not found by the build")
+    snippets = [s for s in snippets if not missing(s, have)]
     try:
         import websockets  # noqa: F401
     except ImportError:
@@ -267,16 +289,18 @@ def run(program, pages):
             why = f"unknown directive {' '.join(s.directive)!r}"
         print(f"{'PASS' if why is None else 'FAIL'} {s.name}" + ("" if why is None else f": {why}"), flush=True)
         failed += why is not None
-    print(f"{len(snippets) - failed} passed, {failed} failed")
+    print(f"{len(snippets) - failed} passed, {failed} failed" + (f", {len(skipped)} skipped" if skipped else ""))
     return 1 if failed else 0
 
 
 def main():
     if len(sys.argv) >= 3 and sys.argv[1] == "generate":
-        generate(sys.argv[2], sys.argv[3:])
+        have, pages = split_have(sys.argv[3:])
+        generate(sys.argv[2], pages, have)
         return 0
     if len(sys.argv) >= 3 and sys.argv[1] == "run":
-        return run(sys.argv[2], sys.argv[3:])
+        have, pages = split_have(sys.argv[3:])
+        return run(sys.argv[2], pages, have)
     print(__doc__)
     return 2
 
