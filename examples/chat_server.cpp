@@ -54,23 +54,17 @@ struct chat_state {
 
 // The room a /chat request names (?room=NAME, letters, digits, '-' and '_', at most 64), "lobby"
 // when it names none; empty for a name that is not allowed.
-std::string room_of(std::string_view query) {
-    while (!query.empty()) {
-        auto amp = query.find('&');
-        auto part = query.substr(0, amp);
-        query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
-        if (!part.starts_with("room=")) continue;
-        auto name = part.substr(5);
-        if (name.empty() || name.size() > 64) return {};
-        for (char c : name)
-            if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_')) return {};
-        return std::string(name);
-    }
-    return "lobby";
+std::string room_of(const corows::http_request& req) {
+    const auto name = req.query_param("room");
+    if (!name) return "lobby";
+    if (name->empty() || name->size() > 64) return {};
+    for (char c : *name)
+        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_')) return {};
+    return *name;
 }
 
 asio::awaitable<void> chat(ws_type& ws, const corows::http_request& req, chat_state& st) {
-    std::string room = room_of(req.query());
+    std::string room = room_of(req);
     if (room.empty()) {
         co_await ws.refuse(400, "room names are 1 to 64 letters, digits, '-' or '_'\n", {});
         co_return;

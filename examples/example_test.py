@@ -270,19 +270,20 @@ async def nothing_more(*sockets):
 
 
 async def chat_rooms(port):
-    """Rooms are separate: a message reaches its room's members and nobody else; names
-    outside [A-Za-z0-9_-]{1,64} are refused with 400."""
+    """Rooms are separate: a message reaches its room's members and nobody else; a name is
+    percent-decoded (%61 is room a); names outside [A-Za-z0-9_-]{1,64} are refused with 400."""
     base = "ws://127.0.0.1:%d/chat" % port
     async with websockets.connect(base + "?room=a") as a1, websockets.connect(base + "?room=a") as a2, \
+            websockets.connect(base + "?x=1&room=%61") as a3, \
             websockets.connect(base + "?room=b") as b, websockets.connect(base) as lobby:
-        wait_members(port, 4)
-        for sender, members, text in ((a1, (a1, a2), "for room a"), (b, (b,), "for room b"),
+        wait_members(port, 5)
+        for sender, members, text in ((a1, (a1, a2, a3), "for room a"), (b, (b,), "for room b"),
                                       (lobby, (lobby,), "for the lobby")):
             await sender.send(text)
             for ws in members:
                 got = await asyncio.wait_for(ws.recv(), TIMEOUT)
                 check(got == text, "%r was sent, a member of its room got %r" % (text, got))
-        await nothing_more(a1, a2, b, lobby)
+        await nothing_more(a1, a2, a3, b, lobby)
     for name in ("bad!name", "", "x" * 65, "a%20b"):
         try:
             async with websockets.connect(base + "?room=" + name):

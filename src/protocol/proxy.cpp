@@ -2,6 +2,7 @@
 #include <corows/detail/ascii.hpp>
 #include <corows/detail/base64.hpp>
 #include <corows/protocol/proxy.hpp>
+#include <corows/protocol/query.hpp>
 
 #include "../detail/enum_category.hpp"
 #include "host_syntax.hpp"
@@ -9,6 +10,7 @@
 #include <cstddef>
 #include <string>
 #include <system_error>
+#include <utility>
 
 namespace corows {
 namespace {
@@ -34,29 +36,12 @@ proxy_url fail(std::error_code& ec, proxy_url_error e) {
     return {};
 }
 
-int hex_value(char c) noexcept {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
-// RFC 3986 §2.1; a '%' not followed by two hex digits is an error rather than kept as it is,
-// since a credential that silently changed would fail far from its cause.
-bool percent_decode(std::string_view in, std::string& out) {
-    out.clear();
-    for (std::size_t i = 0; i < in.size(); ++i) {
-        if (in[i] != '%') {
-            out += in[i];
-            continue;
-        }
-        if (i + 2 >= in.size()) return false;
-        const int hi = hex_value(in[i + 1]);
-        const int lo = hex_value(in[i + 2]);
-        if (hi < 0 || lo < 0) return false;
-        out += static_cast<char>(hi * 16 + lo);
-        i += 2;
-    }
+// A '%' not followed by two hex digits is an error rather than kept as it is, since a
+// credential that silently changed would fail far from its cause.
+bool decode_credential(std::string_view in, std::string& out) {
+    auto decoded = percent_decode_strict(in);
+    if (!decoded) return false;
+    out = std::move(*decoded);
     return true;
 }
 
@@ -136,8 +121,8 @@ proxy_url parse_proxy_url(std::string_view text, std::error_code& ec) {
         authority.remove_prefix(at + 1);
         const std::size_t colon = info.find(':');
         p.has_credentials = true;
-        if (!percent_decode(info.substr(0, colon), p.user)) return fail(ec, proxy_url_error::bad_userinfo);
-        if (colon != std::string_view::npos && !percent_decode(info.substr(colon + 1), p.password))
+        if (!decode_credential(info.substr(0, colon), p.user)) return fail(ec, proxy_url_error::bad_userinfo);
+        if (colon != std::string_view::npos && !decode_credential(info.substr(colon + 1), p.password))
             return fail(ec, proxy_url_error::bad_userinfo);
         // RFC 7617 §2: a Basic user-id cannot hold ':'. RFC 1929: each field is 1-255 bytes
         // (an empty password is let through: several servers accept one).

@@ -1,7 +1,9 @@
 // Feeds arbitrary bytes to the request and response parsers, whole, split in two and byte by
-// byte, and checks they agree; then drives whatever parsed through the handshake both ways and
-// checks the round trips; and decodes the same bytes as a chunked body whole and byte by byte.
+// byte, and checks they agree; reads the target's query parameters; then drives whatever
+// parsed through the handshake both ways and checks the round trips; and decodes the same
+// bytes as a chunked body whole and byte by byte.
 #include <corows/protocol/handshake.hpp>
+#include <corows/protocol/query.hpp>
 
 #include <cstdint>
 #include <cstdlib>
@@ -102,7 +104,20 @@ void server_side(std::string_view in, std::size_t split) {
     const auto& req = p.get();
     check_reparse<corows::http_request_parser>(req);
     (void)req.path();
-    (void)req.query();
+    // The query's parameters: each parse_query() lists (the first few: the check is
+    // quadratic) is found by name, first and all.
+    const auto params = corows::parse_query(req.query());
+    for (std::size_t i = 0; i < params.size() && i < 16; ++i) {
+        const auto& q = params[i];
+        const auto first = req.query_param(q.name);
+        check(first.has_value());
+        std::size_t same_name = 0;
+        for (const auto& o : params) same_name += o.name == q.name;
+        check(req.query_params(q.name).size() == same_name);
+    }
+    // Decoding never grows a text, and strict decoding agrees with lenient where it succeeds.
+    check(corows::percent_decode(req.query(), true).size() <= req.query().size());
+    if (auto strict = corows::percent_decode_strict(req.query())) check(*strict == corows::percent_decode(req.query()));
 
     corows::upgrade_request up;
     if (const auto ec = corows::validate_upgrade_request(req, up)) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <corows/error.hpp>
+#include <corows/protocol/query.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -87,8 +88,18 @@ struct http_request {
 
     /// The path of the target (origin-form or absolute-form), without the query.
     std::string_view path() const noexcept;
-    /// The query of the target, after '?' and without it; empty if there is none.
+    /// The query of the target, after '?' and without it; empty if there is none. Still
+    /// percent-encoded: query_param() decodes it.
     std::string_view query() const noexcept;
+    /// The first value of the query parameter `name`, percent-decoded ('+' as a space), or
+    /// nullopt if the query has none; see corows::parse_query() for every parameter.
+    std::optional<std::string> query_param(std::string_view name) const {
+        return find_query_param(query(), name);
+    }
+    /// Every value of the query parameter `name`, in order (?tag=a&tag=b: "a", "b").
+    std::vector<std::string> query_params(std::string_view name) const {
+        return find_query_params(query(), name);
+    }
     /// Shorthand for fields.find(name).
     std::optional<std::string_view> find(std::string_view name) const noexcept {
         return fields.find(name);
