@@ -97,15 +97,15 @@ auto launch(const Executor& ex, Token&& token, Make make) {
         return tuple_of(make());
     } else {
         return asio::async_initiate<Token, signature_of_t<value_type>>(
-            [](auto handler, Executor ex, Make make) {
-                auto handler_ex = asio::get_associated_executor(handler, ex);
+            [](auto handler, Executor run_on, Make op) {
+                auto handler_ex = asio::get_associated_executor(handler, run_on);
                 auto slot = asio::get_associated_cancellation_slot(handler);
                 auto done = [h = std::move(handler)](std::exception_ptr e, outcome<value_type> r) mutable {
                     if (e) std::rethrow_exception(e);
                     if constexpr (std::is_void_v<value_type>) std::move(h)(r.ec);
                     else std::move(h)(r.ec, std::move(r.value));
                 };
-                asio::co_spawn(ex, catch_error<value_type>(make()),
+                asio::co_spawn(run_on, catch_error<value_type>(op()),
                                asio::bind_cancellation_slot(slot, asio::bind_executor(handler_ex, std::move(done))));
             },
             token, ex, std::move(make));
