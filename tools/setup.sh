@@ -8,7 +8,7 @@ corows_packages=(meson ninja-build g++ pkg-config libasio-dev zlib1g-dev libdefl
                  libboost1.81-dev libboost-test1.81-dev
                  libssl-dev openssl curl python3 python3-websockets clang-16 libclang-rt-16-dev
                  libc++-16-dev libc++abi-16-dev cmake libhiredis-dev redis-server haproxy
-                 tinyproxy microsocks prometheus libspdlog-dev)
+                 tinyproxy microsocks prometheus libspdlog-dev doxygen)
 
 install_missing() {
     local missing=() p

@@ -47,7 +47,9 @@
 #include <boost/system/system_error.hpp>
 
 namespace corows {
+/// @cond COROWS_ASIO_ALIAS (Asio is not part of this reference)
 namespace asio = ::boost::asio;
+/// @endcond
 /// The error type of Asio's completions and of corows' own.
 using error_code = ::boost::system::error_code;
 /// What corows' awaitable operations throw.
@@ -101,7 +103,9 @@ using system_error = ::boost::system::system_error;
 #include <system_error>
 
 namespace corows {
+/// @cond COROWS_ASIO_ALIAS (Asio is not part of this reference)
 namespace asio = ::asio;
+/// @endcond
 /// The error type of Asio's completions and of corows' own.
 using error_code = std::error_code;
 /// What corows' awaitable operations throw.

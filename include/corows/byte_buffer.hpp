@@ -16,15 +16,19 @@ namespace corows {
 class byte_buffer {
 public:
     byte_buffer() = default;
+    /// A copy of `other`'s readable bytes (its own storage, sized to them).
     byte_buffer(const byte_buffer& other) { assign(other.data()); }
+    /// Replaces the readable bytes with a copy of `other`'s.
     byte_buffer& operator=(const byte_buffer& other) {
         if (this != &other) { clear(); assign(other.data()); }
         return *this;
     }
+    /// Takes `other`'s storage; `other` is left empty, with no storage.
     byte_buffer(byte_buffer&& other) noexcept
         : storage_(std::move(other.storage_)), size_(other.size_), capacity_(other.capacity_) {
         other.size_ = other.capacity_ = 0;
     }
+    /// Takes `other`'s storage (freeing this one's); `other` is left empty, with no storage.
     byte_buffer& operator=(byte_buffer&& other) noexcept {
         storage_ = std::move(other.storage_);
         size_ = other.size_;
@@ -41,9 +45,9 @@ public:
     std::string_view view() const noexcept {
         return {reinterpret_cast<const char*>(storage_.get()), size_};
     }
-    std::size_t size() const noexcept { return size_; }
-    bool empty() const noexcept { return size_ == 0; }
-    std::size_t capacity() const noexcept { return capacity_; }
+    std::size_t size() const noexcept { return size_; } ///< Readable bytes.
+    bool empty() const noexcept { return size_ == 0; } ///< True if there are no readable bytes.
+    std::size_t capacity() const noexcept { return capacity_; } ///< Bytes the storage holds, readable or not.
 
     /// Returns at least `n` writable bytes after the readable region; invalidates earlier spans.
     std::span<std::uint8_t> prepare(std::size_t n) {

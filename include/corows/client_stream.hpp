@@ -39,6 +39,7 @@ public:
     /// Holds a TLS stream (its handshake is the owner's business).
     explicit client_stream(ssl_stream s) : v_(std::in_place_index<1>, std::move(s)) {}
 
+    /// Takes over `other`'s stream.
     client_stream(client_stream&&) noexcept = default;
     /// Replaces the held stream, closing the old one.
     client_stream& operator=(client_stream&& other) noexcept {

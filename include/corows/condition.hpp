@@ -42,5 +42,7 @@ bool is_condition(const std::error_condition& cond, condition c) noexcept;
 
 } // namespace corows
 
+/// @cond COROWS_STD_SPECIALISATIONS
 template <>
 struct std::is_error_condition_enum<corows::condition> : std::true_type {};
+/// @endcond

@@ -123,5 +123,7 @@ constexpr bool may_close_with(std::uint16_t code) noexcept { return code == 0 ||
 
 } // namespace corows
 
+/// @cond COROWS_STD_SPECIALISATIONS
 template <>
 struct std::is_error_code_enum<corows::error> : std::true_type {};
+/// @endcond

@@ -190,9 +190,12 @@ private:
     struct group {
         explicit group(asio::any_io_executor e) : ex(std::move(e)) {}
         asio::any_io_executor ex;
-        // Written on `ex` only; metrics() reads them from any thread.
+        /// This group's counts: written on `ex` only, read by metrics() from any thread.
         struct counters {
-            detail::single_writer_count deliveries, subscribed, unsubscribed;
+            detail::single_writer_count deliveries;   ///< messages queued to members
+            detail::single_writer_count subscribed;   ///< subscriptions made
+            detail::single_writer_count unsubscribed; ///< subscriptions ended
+            /// members found with a full queue, by the topic's policy
             std::array<detail::single_writer_count, slow_consumer_policies> slow_consumers;
         } counts;
         std::unordered_map<const topic_state*, member_list> topics;

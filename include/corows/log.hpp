@@ -35,8 +35,8 @@ constexpr const char* to_string(log_category c) noexcept {
 
 /// One log record. Its views are valid during the sink's call only.
 struct log_record {
-    log_level level = log_level::info;
-    log_category category = log_category::connection;
+    log_level level = log_level::info; ///< how much it matters
+    log_category category = log_category::connection; ///< what it is about (each category has its own rate limit)
     /// The connection's number on its server, from 1 in accept order; 0 for none.
     std::uint64_t connection = 0;
     /// The peer's address ("127.0.0.1:5000", "[::1]:5000"), or empty where there is none.

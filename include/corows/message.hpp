@@ -25,6 +25,7 @@ public:
     message() = default;
     /// Copies always own their bytes, so a copy outlives the connection's next read.
     message(const message& other) { *this = other; }
+    /// Replaces this message with a copy of `other` that owns its bytes.
     message& operator=(const message& other) {
         if (this != &other) {
             storage_.assign(other.data());
@@ -35,7 +36,9 @@ public:
         }
         return *this;
     }
+    /// Takes `other`'s bytes (or its view of the connection's buffer); `other` is left empty.
     message(message&& other) noexcept { *this = std::move(other); }
+    /// Takes `other`'s bytes (or its view of the connection's buffer); `other` is left empty.
     message& operator=(message&& other) noexcept {
         if (this != &other) {
             bool owned = !other.borrowed_;

@@ -22,5 +22,7 @@ std::error_code make_error_code(redis_error e) noexcept;
 
 } // namespace corows
 
+/// @cond COROWS_STD_SPECIALISATIONS
 template <>
 struct std::is_error_code_enum<corows::redis_error> : std::true_type {};
+/// @endcond

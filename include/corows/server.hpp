@@ -356,10 +356,10 @@ private:
             return true;
         }
 
-        // The peer's address for the per-address limit, and as the logs show it.
+        /// The peer's address for the per-address limit, and as the logs show it.
         struct session_names {
-            std::string key;  // the admission's; empty without a per-address limit
-            std::string peer; // "address:port"; empty while nothing is logged
+            std::string key;  ///< the admission's; empty without a per-address limit
+            std::string peer; ///< "address:port"; empty while nothing is logged
         };
 
         std::string_view peer() const noexcept { return names ? std::string_view(names->peer) : std::string_view(); }

@@ -35,11 +35,17 @@ namespace corows {
 /// asio::error::eof. One read and one write may be in flight at a time.
 class tls_stream {
 public:
+    /// The TCP socket under the TLS layer.
     using next_layer_type = asio::ip::tcp::socket;
+    /// The socket itself, as Asio's layered streams name it.
     using lowest_layer_type = next_layer_type::lowest_layer_type;
+    /// The socket's executor type.
     using executor_type = next_layer_type::executor_type;
+    /// Which side a handshake is for, as asio::ssl::stream takes it.
     using handshake_type = asio::ssl::stream_base::handshake_type;
+    /// async_handshake(client): this side connected.
     static constexpr handshake_type client = asio::ssl::stream_base::client;
+    /// async_handshake(server): this side accepted.
     static constexpr handshake_type server = asio::ssl::stream_base::server;
 
     /// TLS on the connected `socket`, with the settings (certificate, verification) of `ctx`,
@@ -49,10 +55,15 @@ public:
     /// TLS on a socket not yet connected (connect next_layer() first).
     tls_stream(const executor_type& ex, asio::ssl::context& ctx) : tls_stream(next_layer_type(ex), ctx) {}
 
+    /// The socket's executor.
     executor_type get_executor() noexcept { return sock_.get_executor(); }
+    /// The TCP socket.
     next_layer_type& next_layer() noexcept { return sock_; }
+    /// The TCP socket.
     const next_layer_type& next_layer() const noexcept { return sock_; }
+    /// The TCP socket.
     lowest_layer_type& lowest_layer() noexcept { return sock_.lowest_layer(); }
+    /// The TCP socket.
     const lowest_layer_type& lowest_layer() const noexcept { return sock_.lowest_layer(); }
     /// The OpenSSL connection (SNI, peer certificate, verification settings, ...); null
     /// once release_openssl() took effect.

@@ -192,6 +192,7 @@ class websocket {
     using transport = detail::transport<Stream>;
 
 public:
+    /// The stream's executor type.
     using executor_type = typename Stream::executor_type;
 
     /// Wraps a connected stream; the handshake is still to be done.
@@ -203,6 +204,7 @@ public:
 
     /// An empty websocket, only to be assigned to (a result slot, as co_spawn's handler needs).
     websocket() noexcept = default;
+    /// Takes over `other`'s connection; `other` is left empty.
     websocket(websocket&&) noexcept = default;
     /// Lets this connection go as the destructor does, and takes over `other`'s.
     websocket& operator=(websocket&& other) noexcept {

@@ -65,6 +65,7 @@ enum class timer_outcome : std::uint8_t {
 /// The connection never blocks, allocates only for what it holds, and owns no transport.
 class connection {
 public:
+    /// The clock of every deadline and time the connection is given.
     using clock = std::chrono::steady_clock;
 
     /// Bytes received per turn (the work between two waits of the driver): once a turn has

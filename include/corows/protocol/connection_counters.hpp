@@ -36,8 +36,8 @@ struct connection_metrics {
     std::uint64_t payload_bytes_sent = 0;     ///< their payload, before compression
     std::uint64_t wire_bytes_received = 0;    ///< frame bytes read (reads made during the handshake not counted)
     std::uint64_t wire_bytes_sent = 0;        ///< frame bytes queued for the transport
-    std::uint64_t pings_received = 0;
-    std::uint64_t pongs_received = 0;
+    std::uint64_t pings_received = 0; ///< ping frames received
+    std::uint64_t pongs_received = 0; ///< pong frames received
     std::uint64_t pings_sent = 0; ///< the application's and the keepalive's
     std::uint64_t pongs_sent = 0; ///< answers to pings (several pings may share one) and the application's
 
@@ -81,19 +81,19 @@ public:
     /// The counts now, from any thread.
     connection_metrics snapshot() const noexcept;
 
-    detail::single_writer_count opened;
-    std::array<detail::single_writer_count, ended_by_count> closed_by;
-    std::array<detail::single_writer_count, counted_codes> closed_by_code;
-    detail::single_writer_count messages_received;
-    detail::single_writer_count messages_sent;
-    detail::single_writer_count payload_bytes_received;
-    detail::single_writer_count payload_bytes_sent;
-    detail::single_writer_count wire_bytes_received;
-    detail::single_writer_count wire_bytes_sent;
-    detail::single_writer_count pings_received;
-    detail::single_writer_count pongs_received;
-    detail::single_writer_count pings_sent;
-    detail::single_writer_count pongs_sent;
+    detail::single_writer_count opened;                                    ///< see connection_metrics
+    std::array<detail::single_writer_count, ended_by_count> closed_by;     ///< see connection_metrics
+    std::array<detail::single_writer_count, counted_codes> closed_by_code; ///< see connection_metrics
+    detail::single_writer_count messages_received;                         ///< see connection_metrics
+    detail::single_writer_count messages_sent;                             ///< see connection_metrics
+    detail::single_writer_count payload_bytes_received;                    ///< see connection_metrics
+    detail::single_writer_count payload_bytes_sent;                        ///< see connection_metrics
+    detail::single_writer_count wire_bytes_received;                       ///< see connection_metrics
+    detail::single_writer_count wire_bytes_sent;                           ///< see connection_metrics
+    detail::single_writer_count pings_received;                            ///< see connection_metrics
+    detail::single_writer_count pongs_received;                            ///< see connection_metrics
+    detail::single_writer_count pings_sent;                                ///< see connection_metrics
+    detail::single_writer_count pongs_sent;                                ///< see connection_metrics
 };
 
 /// The slot of closed_by_code that counts `code`.

@@ -48,7 +48,9 @@ public:
                             int level = default_deflate_level,
                             int mem_level = default_deflate_mem_level);
     ~deflate_stream();
+    /// Takes over `other`'s zlib stream; `other` may only be destroyed or assigned to.
     deflate_stream(deflate_stream&&) noexcept;
+    /// Frees this zlib stream and takes over `other`'s.
     deflate_stream& operator=(deflate_stream&&) noexcept;
     deflate_stream(const deflate_stream&) = delete;
     deflate_stream& operator=(const deflate_stream&) = delete;

@@ -12,16 +12,16 @@ namespace corows {
 
 /// One `name[=value]` parameter of an extension; a quoted value is stored unquoted.
 struct extension_param {
-    std::string name;
-    std::optional<std::string> value;
+    std::string name; ///< the parameter's name, as sent
+    std::optional<std::string> value; ///< its value, unquoted; none for a bare name
 
     friend bool operator==(const extension_param&, const extension_param&) = default;
 };
 
 /// One extension offer or response: a token and its parameters, in order.
 struct extension {
-    std::string name;
-    std::vector<extension_param> params;
+    std::string name; ///< the extension token, e.g. "permessage-deflate"
+    std::vector<extension_param> params; ///< its parameters, in the order sent
 
     friend bool operator==(const extension&, const extension&) = default;
 };

@@ -33,14 +33,14 @@ using mask_key = std::array<std::uint8_t, 4>;
 
 /// A decoded or to-be-encoded frame header.
 struct frame_header {
-    std::uint64_t payload_length = 0;
-    mask_key key{};
-    opcode op = opcode::text;
-    bool fin = true;
-    bool rsv1 = false;
-    bool rsv2 = false;
-    bool rsv3 = false;
-    bool masked = false;
+    std::uint64_t payload_length = 0; ///< payload bytes (RFC 6455 §5.2: 7, 7+16 or 7+64 bits on the wire)
+    mask_key key{}; ///< the masking key (meaningful when masked)
+    opcode op = opcode::text; ///< the frame's opcode
+    bool fin = true; ///< the final frame of its message
+    bool rsv1 = false; ///< RSV1: the message is compressed (permessage-deflate, RFC 7692 §6)
+    bool rsv2 = false; ///< RSV2: no extension here defines it
+    bool rsv3 = false; ///< RSV3: no extension here defines it
+    bool masked = false; ///< the payload is masked with key (every client frame, RFC 6455 §5.3)
 
     /// Field-by-field equality.
     friend bool operator==(const frame_header&, const frame_header&) = default;
@@ -63,11 +63,11 @@ enum class decode_status : std::uint8_t {
 
 /// Result of decode_frame(): positions are offsets into the buffer that was passed in.
 struct decoded_frame {
-    frame_header header;
+    frame_header header; ///< the header (valid for complete and partial)
     std::size_t payload_pos = 0; ///< where the payload starts (valid for complete and partial)
     std::size_t next_pos = 0;    ///< where the next frame starts (valid for complete)
     std::uint64_t missing = 0;   ///< bytes still to arrive (partial and need_more)
-    decode_status status = decode_status::need_more;
+    decode_status status = decode_status::need_more; ///< what the decoder could make of the bytes
     error err{};                 ///< the violation (failed only)
 };
 

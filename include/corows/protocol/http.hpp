@@ -19,8 +19,8 @@ namespace corows {
 
 /// One header field line; the parser stores the name as received and the value without OWS.
 struct http_field {
-    std::string name;
-    std::string value;
+    std::string name; ///< the field name as received
+    std::string value; ///< the value without leading or trailing whitespace
 
     // Constructors rather than an aggregate: g++ 12 destroys twice the members of an
     // aggregate initialised inside a co_await expression; a constructed object is safe.
@@ -81,10 +81,10 @@ private:
 
 /// An HTTP request head. `version` is major * 10 + minor: 11 for HTTP/1.1.
 struct http_request {
-    std::string method;
-    std::string target;
-    unsigned version = 11;
-    http_fields fields;
+    std::string method; ///< "GET", ...
+    std::string target; ///< the request target: path and query (or the absolute form)
+    unsigned version = 11; ///< 11 for HTTP/1.1
+    http_fields fields; ///< the header fields, in order
 
     /// The path of the target (origin-form or absolute-form), without the query.
     std::string_view path() const noexcept;
@@ -114,10 +114,10 @@ struct http_request {
 
 /// An HTTP response head. `version` is major * 10 + minor: 11 for HTTP/1.1.
 struct http_response {
-    unsigned version = 11;
-    unsigned status = 200;
-    std::string reason;
-    http_fields fields;
+    unsigned version = 11; ///< 11 for HTTP/1.1
+    unsigned status = 200; ///< the status code
+    std::string reason; ///< the reason phrase (may be empty)
+    http_fields fields; ///< the header fields, in order
     /// The body: what websocket::write_response() sends after the head, or what a refused
     /// client handshake read (bounded). Not part of to_string().
     std::string body;
@@ -169,7 +169,7 @@ enum class http_parse_status : std::uint8_t {
 struct http_feed_result {
     std::size_t consumed = 0; ///< bytes of the input that were part of the head (meaningless
                               ///< once failed: the connection is to be dropped)
-    http_parse_status status = http_parse_status::need_more;
+    http_parse_status status = http_parse_status::need_more; ///< complete, need more input, or failed
     std::error_code error;    ///< set when status is failed
 };
 

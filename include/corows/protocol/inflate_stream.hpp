@@ -36,7 +36,9 @@ public:
     /// window (8..15; values outside are clamped); throws std::bad_alloc if zlib cannot.
     explicit inflate_stream(int window_bits = 15, bool no_context_takeover = false);
     ~inflate_stream();
+    /// Takes over `other`'s zlib stream; `other` may only be destroyed or assigned to.
     inflate_stream(inflate_stream&&) noexcept;
+    /// Frees this zlib stream and takes over `other`'s.
     inflate_stream& operator=(inflate_stream&&) noexcept;
     inflate_stream(const inflate_stream&) = delete;
     inflate_stream& operator=(const inflate_stream&) = delete;

@@ -28,9 +28,9 @@ namespace corows {
 struct output_queue {
     /// A prepared frame that goes out after the first `at` bytes of `bytes`.
     struct shared_frame {
-        std::size_t at;
-        std::span<const std::uint8_t> frame;
-        std::shared_ptr<const prepared_message> keep;
+        std::size_t at; ///< bytes of `bytes` that go out before it
+        std::span<const std::uint8_t> frame; ///< the frame, in the prepared message's memory
+        std::shared_ptr<const prepared_message> keep; ///< keeps that memory alive until the frame is written
     };
 
     /// The encoded frames, with the shared ones to be spliced in at their `at` positions.

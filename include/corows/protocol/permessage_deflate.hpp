@@ -33,11 +33,11 @@ constexpr int clamp_window_bits(int bits) noexcept { return std::clamp(bits, 8, 
 /// Window bits 8 is accepted in every position: our inflater works with 8, and our
 /// compressor stays within 8 (see deflate_stream).
 struct deflate_options {
-    bool enabled = false;
-    bool server_no_context_takeover = false;
-    bool client_no_context_takeover = false;
-    int server_max_window_bits = 15;
-    int client_max_window_bits = 15;
+    bool enabled = false; ///< offer (client) or accept (server) permessage-deflate
+    bool server_no_context_takeover = false; ///< ask that the server reset its compressor after each message
+    bool client_no_context_takeover = false; ///< ask that the client reset its compressor after each message
+    int server_max_window_bits = 15; ///< the largest window the server may compress with (8-15)
+    int client_max_window_bits = 15; ///< the largest window the client may compress with (8-15)
     /// zlib level of our compressor; see default_deflate_level for the measurement.
     int level = default_deflate_level;
     /// zlib memLevel of our compressor (1..9).
@@ -83,10 +83,10 @@ deflate_options deflate_preset_options(deflate_preset preset) noexcept;
 
 /// The negotiated agreement, identical on both ends after a successful handshake.
 struct deflate_params {
-    bool server_no_context_takeover = false;
-    bool client_no_context_takeover = false;
-    int server_max_window_bits = 15;
-    int client_max_window_bits = 15;
+    bool server_no_context_takeover = false; ///< the server resets its compressor after each message
+    bool client_no_context_takeover = false; ///< the client resets its compressor after each message
+    int server_max_window_bits = 15; ///< the server compresses with at most this window (8-15)
+    int client_max_window_bits = 15; ///< the client compresses with at most this window (8-15)
 
     friend bool operator==(const deflate_params&, const deflate_params&) = default;
 };
@@ -95,10 +95,10 @@ struct deflate_params {
 /// the parameter is absent; the bare parameter reads as 15 (same meaning as "=15") and 15 is
 /// written bare.
 struct deflate_offer_params {
-    bool server_no_context_takeover = false;
-    bool client_no_context_takeover = false;
-    std::optional<int> server_max_window_bits;
-    std::optional<int> client_max_window_bits;
+    bool server_no_context_takeover = false; ///< the offer asks the server to reset its compressor after each message
+    bool client_no_context_takeover = false; ///< the offer says the client will reset its compressor after each message
+    std::optional<int> server_max_window_bits; ///< the server window the offer asks for, if any
+    std::optional<int> client_max_window_bits; ///< the client window the offer allows (a bare parameter: 15), if any
 
     friend bool operator==(const deflate_offer_params&, const deflate_offer_params&) = default;
 };
@@ -106,8 +106,8 @@ struct deflate_offer_params {
 /// How one direction of the connection compresses: what a deflate_stream or inflate_stream
 /// for that direction is constructed with.
 struct deflate_direction {
-    int window_bits = 15;
-    bool no_context_takeover = false;
+    int window_bits = 15; ///< the LZ77 window, 2^bits bytes (8-15)
+    bool no_context_takeover = false; ///< the stream is reset after each message
 
     friend bool operator==(const deflate_direction&, const deflate_direction&) = default;
 };
@@ -168,8 +168,8 @@ deflate_direction receiving_direction(const deflate_params& params, role local) 
 struct deflate_config {
     deflate_direction receive;  ///< the peer's compressor, which our inflater follows
     deflate_direction send;     ///< our compressor
-    int level = default_deflate_level;
-    int mem_level = default_deflate_mem_level;
+    int level = default_deflate_level; ///< zlib compression level of our compressor
+    int mem_level = default_deflate_mem_level; ///< zlib memory level of our compressor
     std::size_t threshold = 0;  ///< messages shorter than this go out uncompressed
     bool use_libdeflate = true; ///< see deflate_options::use_libdeflate
     bool final_block = false;   ///< see deflate_options::final_block

@@ -102,7 +102,7 @@ enum class proxy_status : std::uint8_t {
 /// Result of one feed() call.
 struct proxy_feed_result {
     std::size_t consumed = 0; ///< bytes of the input that were read
-    proxy_status status = proxy_status::need_more;
+    proxy_status status = proxy_status::need_more; ///< done, need more input, or failed
     std::error_code error;    ///< set when status is failed
 };
 
@@ -211,7 +211,11 @@ private:
 
 } // namespace corows
 
+/// @cond COROWS_STD_SPECIALISATIONS
 template <>
 struct std::is_error_code_enum<corows::proxy_url_error> : std::true_type {};
+/// @endcond
+/// @cond COROWS_STD_SPECIALISATIONS
 template <>
 struct std::is_error_code_enum<corows::socks5_reply> : std::true_type {};
+/// @endcond

@@ -73,5 +73,7 @@ unix_url parse_unix_url(std::string_view text, std::error_code& ec);
 
 } // namespace corows
 
+/// @cond COROWS_STD_SPECIALISATIONS
 template <>
 struct std::is_error_code_enum<corows::url_error> : std::true_type {};
+/// @endcond
