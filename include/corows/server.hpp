@@ -477,20 +477,12 @@ private:
             switch (admission_->admit(address)) {
             case detail::refusal::none: break;
             case detail::refusal::connections:
-                w.counts.refuse(refusal_reason::connection_limit);
-                if (w.logs(log_level::warning))
-                    w.write_log(log_level::warning, log_category::refusal, 0, detail::peer_name(sock),
-                                "refused: connection_limit (max_connections " +
-                                    std::to_string(admission_->limits().connections) + " open)");
-                refuse_connection(std::move(sock), target, 503);
+                refuse_at_accept(std::move(sock), w, target, refusal_reason::connection_limit, 503, "max_connections",
+                                 admission_->limits().connections);
                 continue;
             case detail::refusal::per_address:
-                w.counts.refuse(refusal_reason::address_limit);
-                if (w.logs(log_level::warning))
-                    w.write_log(log_level::warning, log_category::refusal, 0, detail::peer_name(sock),
-                                "refused: address_limit (max_connections_per_address " +
-                                    std::to_string(admission_->limits().per_address) + ")");
-                refuse_connection(std::move(sock), target, 429);
+                refuse_at_accept(std::move(sock), w, target, refusal_reason::address_limit, 429,
+                                 "max_connections_per_address", admission_->limits().per_address);
                 continue;
             }
             // The peer's name only where a record could show it (one getpeername() otherwise saved).
@@ -567,6 +559,17 @@ private:
     // On `c`'s thread: its handshake ended; the slot goes back to the count.
     void release_slot(session& c) noexcept {
         if (c.leave_slot()) admission_->end_handshake();
+    }
+
+    // Counts, logs (as a warning: the setting `limit` was reached at `value`; formatted only
+    // when logged, since a flood comes this way) and answers a connection over a limit.
+    void refuse_at_accept(socket_type sock, worker& w, worker& target, refusal_reason r, int status,
+                          const char* limit, std::size_t value) {
+        w.counts.refuse(r);
+        if (w.logs(log_level::warning))
+            w.write_log(log_level::warning, log_category::refusal, 0, detail::peer_name(sock),
+                        std::string("refused: ") + to_string(r) + " (" + limit + " " + std::to_string(value) + ")");
+        refuse_connection(std::move(sock), target, status);
     }
 
     // Answers a connection over a limit and closes it, without reading its request. Plain TCP
