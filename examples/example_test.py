@@ -317,7 +317,8 @@ async def ticker_updates(uri, count):
 
 
 def scenario_ticker(program):
-    with Server(program, "--port", "0", "--interval-ms", "20") as srv:
+    # Two threads: the timer publishes on the first, readers may be on either.
+    with Server(program, "--port", "0", "--threads", "2", "--interval-ms", "20") as srv:
         base = "ws://127.0.0.1:%d/ticker" % srv.port
 
         async def two_readers():
