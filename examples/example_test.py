@@ -187,16 +187,20 @@ def scenario_echo_threads(program):
         srv.stop()
 
 
-def make_certificate(folder):
-    """A self-signed certificate for localhost and 127.0.0.1, made with the openssl tool."""
-    cert, key = os.path.join(folder, "cert.pem"), os.path.join(folder, "key.pem")
+def openssl(*args):
+    """Runs the openssl tool with ARGS; skips the scenario where there is none."""
     try:
-        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
-                        "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
-                        "-keyout", key, "-out", cert], check=True, capture_output=True, timeout=TIMEOUT)
+        subprocess.run(["openssl", *args], check=True, capture_output=True, timeout=TIMEOUT)
     except FileNotFoundError:
         print("the openssl tool is not installed")
         sys.exit(77)
+
+
+def make_certificate(folder):
+    """A self-signed certificate for localhost and 127.0.0.1, made with the openssl tool."""
+    cert, key = os.path.join(folder, "cert.pem"), os.path.join(folder, "key.pem")
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+            "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", key, "-out", cert)
     return cert, key
 
 
@@ -238,13 +242,9 @@ def scenario_echo_client(server, client):
 def make_private_ca(folder, name):
     """A CA's certificate and key (NAME.pem, NAME.key), made with the openssl tool."""
     cert, key = os.path.join(folder, name + ".pem"), os.path.join(folder, name + ".key")
-    try:
-        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=" + name,
-                        "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign",
-                        "-keyout", key, "-out", cert], check=True, capture_output=True, timeout=TIMEOUT)
-    except FileNotFoundError:
-        print("the openssl tool is not installed")
-        sys.exit(77)
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=" + name,
+            "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign",
+            "-keyout", key, "-out", cert)
     return cert, key
 
 
@@ -254,10 +254,9 @@ def make_signed_certificate(folder, ca_cert, ca_key):
     ext = os.path.join(folder, "server.ext")
     with open(ext, "w") as f:
         f.write("subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\n")
-    subprocess.run(["openssl", "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost",
-                    "-keyout", key, "-out", csr], check=True, capture_output=True, timeout=TIMEOUT)
-    subprocess.run(["openssl", "x509", "-req", "-in", csr, "-CA", ca_cert, "-CAkey", ca_key, "-CAcreateserial",
-                    "-days", "2", "-extfile", ext, "-out", cert], check=True, capture_output=True, timeout=TIMEOUT)
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost", "-keyout", key, "-out", csr)
+    openssl("x509", "-req", "-in", csr, "-CA", ca_cert, "-CAkey", ca_key, "-CAcreateserial", "-days", "2",
+            "-extfile", ext, "-out", cert)
     return cert, key
 
 
