@@ -36,6 +36,7 @@ bool valid_symbol(std::string_view s) {
     return true;
 }
 
+// One client: /ticker?symbol=... subscribes it to those symbols' topics; anything else is refused.
 asio::awaitable<void> serve(ws_type& ws, corows::hub& feed) {
     auto [ec, req] = co_await ws.read_request(corows::use_tuple);
     if (ec) co_return; // silent, garbled or too large: nothing worth answering
@@ -44,9 +45,7 @@ asio::awaitable<void> serve(ws_type& ws, corows::hub& feed) {
         co_return;
     }
     std::vector<std::string> symbols = req.query_params("symbol");
-    bool ok = !symbols.empty() && symbols.size() <= 16;
-    for (const auto& s : symbols) ok = ok && valid_symbol(s);
-    if (!ok) {
+    if (symbols.empty() || symbols.size() > 16 || !std::all_of(symbols.begin(), symbols.end(), valid_symbol)) {
         co_await ws.refuse(400, "name 1 to 16 symbols (?symbol=AAA&symbol=BBB), each 1 to 8 letters A-Z\n", {});
         co_return;
     }
