@@ -4,7 +4,8 @@
     example_test.py SCENARIO PROGRAM [OTHER_PROGRAM]
 
 Scenarios: echo, echo_deflate, echo_threads, echo_limits, echo_tls, echo_tls_browser, echo_client, chat,
-chat_threads, chat_limits, chat_browser, chat_slow_readers, chat_metrics, echo_metrics, echo_log. Exits 0 on success, 1 on failure, 77
+chat_threads, chat_limits, chat_browser, chat_slow_readers, chat_metrics, echo_metrics, echo_log, ticker,
+tls_client. Exits 0 on success, 1 on failure, 77
 (skipped) when a tool the scenario needs is missing.
 """
 import asyncio
@@ -186,16 +187,20 @@ def scenario_echo_threads(program):
         srv.stop()
 
 
-def make_certificate(folder):
-    """A self-signed certificate for localhost and 127.0.0.1, made with the openssl tool."""
-    cert, key = os.path.join(folder, "cert.pem"), os.path.join(folder, "key.pem")
+def openssl(*args):
+    """Runs the openssl tool with ARGS; skips the scenario where there is none."""
     try:
-        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
-                        "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
-                        "-keyout", key, "-out", cert], check=True, capture_output=True, timeout=TIMEOUT)
+        subprocess.run(["openssl", *args], check=True, capture_output=True, timeout=TIMEOUT)
     except FileNotFoundError:
         print("the openssl tool is not installed")
         sys.exit(77)
+
+
+def make_certificate(folder):
+    """A self-signed certificate for localhost and 127.0.0.1, made with the openssl tool."""
+    cert, key = os.path.join(folder, "cert.pem"), os.path.join(folder, "key.pem")
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+            "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", key, "-out", cert)
     return cert, key
 
 
@@ -231,6 +236,109 @@ def scenario_echo_client(server, client):
         bad = subprocess.run([client, "--url", "ws://127.0.0.1:1/"], input="x\n", capture_output=True,
                              text=True, timeout=TIMEOUT)
         check(bad.returncode != 0, "echo_client succeeded against a closed port")
+        srv.stop()
+
+
+def make_private_ca(folder, name):
+    """A CA's certificate and key (NAME.pem, NAME.key), made with the openssl tool."""
+    cert, key = os.path.join(folder, name + ".pem"), os.path.join(folder, name + ".key")
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=" + name,
+            "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign",
+            "-keyout", key, "-out", cert)
+    return cert, key
+
+
+def make_signed_certificate(folder, ca_cert, ca_key):
+    """A certificate for localhost only (no IP address in it), signed by the CA."""
+    cert, key, csr = (os.path.join(folder, "server." + e) for e in ("pem", "key", "csr"))
+    ext = os.path.join(folder, "server.ext")
+    with open(ext, "w") as f:
+        f.write("subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\n")
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost", "-keyout", key, "-out", csr)
+    openssl("x509", "-req", "-in", csr, "-CA", ca_cert, "-CAkey", ca_key, "-CAcreateserial", "-days", "2",
+            "-extfile", ext, "-out", cert)
+    return cert, key
+
+
+def scenario_tls_client(server, client):
+    """tls_client trusts the private CA it is given and nothing else, and checks the host name."""
+    with tempfile.TemporaryDirectory() as folder:
+        ca, ca_key = make_private_ca(folder, "private-ca")
+        other_ca, _ = make_private_ca(folder, "other-ca")
+        cert, key = make_signed_certificate(folder, ca, ca_key)
+
+        def run(url, ca_file):
+            return subprocess.run([client, "--url", url, "--ca", ca_file, "--message", "over a private CA"],
+                                  capture_output=True, text=True, timeout=TIMEOUT)
+
+        with Server(server, "--port", "0", "--cert", cert, "--key", key) as srv:
+            good = run("wss://localhost:%d/" % srv.port, ca)
+            check(good.returncode == 0, "tls_client exited %d: %s" % (good.returncode, good.stderr))
+            check(good.stdout == "over a private CA\n", "tls_client printed %r" % good.stdout)
+            # Another CA did not sign the server's certificate; 127.0.0.1 is not a name in it.
+            for url, ca_file, why, detail in (
+                    ("wss://localhost:%d/" % srv.port, other_ca, "another CA", "unable to get local issuer certificate"),
+                    ("wss://127.0.0.1:%d/" % srv.port, ca, "a name not in the certificate", "IP address mismatch")):
+                bad = run(url, ca_file)
+                check(bad.returncode == 1, "tls_client exited %d with %s" % (bad.returncode, why))
+                check("certificate verify failed" in bad.stderr and detail in bad.stderr,
+                      "with %s tls_client said %r" % (why, bad.stderr))
+                check(bad.stdout == "", "with %s tls_client printed %r" % (why, bad.stdout))
+            srv.stop()
+
+
+def http_answer(port, target):
+    """Status and body of the answer to an upgrade request for TARGET (a 101's body is empty)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) as s:
+        s.sendall(("GET %s HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                   "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n" % target).encode())
+        f = s.makefile("rb")
+        status = int(f.readline().split()[1])
+        length = 0
+        for line in iter(f.readline, b"\r\n"):
+            name, _, value = line.decode().partition(":")
+            if name.lower() == "content-length":
+                length = int(value)
+        return status, f.read(length).decode()
+
+
+async def ticker_updates(uri, count):
+    """The first COUNT updates on URI, parsed, and the answer's Sec-WebSocket-Extensions."""
+    async with websockets.connect(uri) as ws:
+        updates = []
+        for _ in range(count):
+            text = await asyncio.wait_for(ws.recv(), 5)
+            update = json.loads(text)
+            check(sorted(update) == ["price", "seq", "symbol"], "update %r" % text)
+            check(isinstance(update["price"], float) and update["price"] > 0, "price in %r" % text)
+            updates.append(update)
+        return updates, ws.response_headers.get("Sec-WebSocket-Extensions", "")
+
+
+def scenario_ticker(program):
+    # Two threads: the timer publishes on the first, readers may be on either.
+    with Server(program, "--port", "0", "--threads", "2", "--interval-ms", "20") as srv:
+        base = "ws://127.0.0.1:%d/ticker" % srv.port
+
+        async def two_readers():
+            return await asyncio.gather(ticker_updates(base + "?symbol=AAA&symbol=BBB", 20),
+                                        ticker_updates(base + "?symbol=CCC", 10))
+        (ab, ext), (c, _) = asyncio.run(two_readers())
+        check(ext.startswith("permessage-deflate"), "permessage-deflate not negotiated: %r" % ext)
+        check({u["symbol"] for u in ab} == {"AAA", "BBB"}, "AAA and BBB's reader got %r" % ab)
+        check({u["symbol"] for u in c} == {"CCC"}, "CCC's reader got %r" % c)
+        # Readers that keep up miss nothing: the drop policy only skips for a full queue.
+        for symbol in ("AAA", "BBB", "CCC"):
+            seqs = [u["seq"] for u in ab + c if u["symbol"] == symbol]
+            check(seqs == list(range(seqs[0], seqs[0] + len(seqs))), "%s's seq went %r" % (symbol, seqs))
+        # Sixteen symbols are allowed; a seventeenth, a bad name or none at all are refused.
+        sixteen = "?" + "&".join("symbol=S" + chr(ord("A") + i) for i in range(16))
+        check(http_answer(srv.port, "/ticker" + sixteen)[0] == 101, "sixteen symbols refused")
+        refusal = "name 1 to 16 symbols (?symbol=AAA&symbol=BBB), each 1 to 8 letters A-Z\n"
+        for query in ("?symbol=bad!", sixteen + "&symbol=SQ", "", "?symbol=ABCDEFGHI", "?symbol=aaa", "?symbol="):
+            answer = http_answer(srv.port, "/ticker" + query)
+            check(answer == (400, refusal), "/ticker%s answered %r" % (query, answer))
+        check(http_answer(srv.port, "/other?symbol=AAA")[0] == 404, "/other was not 404")
         srv.stop()
 
 
@@ -838,6 +946,8 @@ def main():
         "chat_metrics": scenario_chat_metrics,
         "echo_metrics": scenario_echo_metrics,
         "echo_log": scenario_echo_log,
+        "ticker": scenario_ticker,
+        "tls_client": scenario_tls_client,
     }[scenario](*programs)
     print("ok")
 
