@@ -287,12 +287,14 @@ def legend(fig, handles_from, n):
 
 def draw_cpu(plt, r, path):
     suffix = common_suffix(r.loads)
-    # Two panels, each with its own linear axis: an echo with permessage-deflate costs ten times
-    # an uncompressed one, so on a shared axis the uncompressed bars would be slivers, and on a
-    # log axis a 2x lead looks like a small step. A chart of ratios to corows would hide what an
-    # echo costs, which is what a reader sizes a server by. A panel whose own figures still
-    # spread past 40x (the full matrix's 1 x 64 against 1 x 1) goes to a log axis.
-    panels = [("uncompressed, ws and wss", [l for l in r.loads if "deflate" not in l]),
+    # A panel each for ws, wss and permessage-deflate, each with its own linear axis: an echo
+    # with compression costs ten times an uncompressed one, so on a shared axis the other bars
+    # would be slivers, and on a log axis a 2x lead looks like a small step. A chart of ratios
+    # to corows would hide what an echo costs, which is what a reader sizes a server by. A
+    # panel whose own figures still spread past 40x (the full matrix's 1 x 64 against 1 x 1)
+    # goes to a log axis.
+    panels = [("ws", [l for l in r.loads if "deflate" not in l and not l.startswith("wss ")]),
+              ("wss (TLS 1.3)", [l for l in r.loads if "deflate" not in l and l.startswith("wss ")]),
               ("1 KiB JSON, permessage-deflate", [l for l in r.loads if "deflate" in l])]
     panels = [(t, loads) for t, loads in panels if any(r.cpu.get((l, s)) for l in loads for s in r.servers)]
     if not panels:
@@ -309,7 +311,8 @@ def draw_cpu(plt, r, path):
         log = needs_log([r.cpu.get((l, s)) for l in loads for s in r.servers])
         bars(ax, loads, r.servers, lambda l, s: r.cpu.get((l, s)),
              lambda l, s: " †" if (l, s) in r.load_bound else "", styles, log)
-        names = [deflate_label(l) if "deflate" in title else l[:len(l) - len(suffix)] for l in loads]
+        names = [deflate_label(l) if "deflate" in title else l[:len(l) - len(suffix)].removeprefix("wss ")
+                 for l in loads]
         # The full matrix's seventeen loads need narrow labels: a line per part.
         narrow = len(r.loads) > 8
         ax.set_xticklabels([n.replace(", ", "\n") if narrow else "\n".join(textwrap.wrap(n, 16)) for n in names],
