@@ -209,7 +209,7 @@ def pyplot():
         "svg.hashsalt": "corows-bench",  # fixed ids for clip paths and the like: stable diffs
         "svg.fonttype": "none",  # text as text: small files, no glyph outlines
         "font.family": "sans-serif",
-        "font.size": 9,
+        "font.size": 10,
         "axes.spines.top": False,
         "axes.spines.right": False,
         "hatch.linewidth": 0.6,
@@ -244,7 +244,7 @@ def bars(ax, groups, servers, value, mark, styles, log):
             # Beside the bar when it is narrow: upright labels would overlap their neighbours.
             vertical = len(shown) > 3
             ax.text(x, v * 1.04 if log else v + top * 0.012, text, ha="center", va="bottom",
-                    rotation=90 if vertical else 0, fontsize=7 if vertical else 8, color="#333333")
+                    rotation=90 if vertical else 0, fontsize=7.5 if vertical else 9, color="#333333")
     ax.set_xticks(range(len(groups)))
     ax.set_xlim(-0.55, len(groups) - 0.45)
     if log:
@@ -282,7 +282,7 @@ def legend(fig, handles_from, n):
             if l not in labels:
                 handles.append(h)
                 labels.append(l)
-    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), n), frameon=False, fontsize=8)
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), n), frameon=False, fontsize=9)
 
 
 def draw_cpu(plt, r, path):
@@ -304,7 +304,7 @@ def draw_cpu(plt, r, path):
     # A panel of one load still needs room for its title.
     widths = [max(2, len(loads)) * max(2, sum(1 for s in r.servers if any(r.cpu.get((l, s)) for l in loads)))
               for _, loads in panels]
-    fig, axes = plt.subplots(1, len(panels), figsize=(min(16, max(7.5, 0.19 * sum(widths) + 2.5)), 5.2),
+    fig, axes = plt.subplots(1, len(panels), figsize=(min(16, max(7.5, 0.17 * sum(widths) + 2.0)), 5.4),
                              gridspec_kw={"width_ratios": widths}, squeeze=False)
     axes = axes[0]
     for ax, (title, loads) in zip(axes, panels):
@@ -316,18 +316,18 @@ def draw_cpu(plt, r, path):
         # The full matrix's seventeen loads need narrow labels: a line per part.
         narrow = len(r.loads) > 8
         ax.set_xticklabels([n.replace(", ", "\n") if narrow else "\n".join(textwrap.wrap(n, 16)) for n in names],
-                           fontsize=8)
-        ax.set_title(title, fontsize=9)
+                           fontsize=9)
+        ax.set_title(title, fontsize=10)
     axes[0].set_ylabel("server CPU per echo, µs" + (" (log scale)" if axes[0].get_yscale() == "log" else ""))
     for ax in axes[1:]:
         if ax.get_yscale() == "log":
             ax.set_ylabel("µs (log scale)")
     what = f", {suffix[2:]} (connections x messages in flight)" if suffix else ""
-    fig.suptitle(f"Server CPU per echo, µs: lower is better{what}", fontsize=10, x=0.01, ha="left")
+    fig.suptitle(f"Server CPU per echo, µs: lower is better{what}", fontsize=12, x=0.01, ha="left")
     note = "server and load generator on a core each"
     if r.load_bound:
         note += "; † the load generator's core was full, the server's was not"
-    fig.text(0.01, 0.925, (f"{r.when}; " if r.when else "") + note, fontsize=8, color="#555555")
+    fig.text(0.01, 0.925, (f"{r.when}; " if r.when else "") + note, fontsize=9, color="#555555")
     legend(fig, axes, 5)
     rows = -(-len({s for ax in axes for s in ax.get_legend_handles_labels()[1]}) // 5)
     fig.subplots_adjust(left=0.07, right=0.99, top=0.86, bottom=0.12 + 0.045 * rows, wspace=0.12)
@@ -341,32 +341,35 @@ def draw_memory(plt, r, path):
     others = {}
     servers = [s for s in r.memory_servers if any(v.get(s) is not None for _, _, v in r.idle)]
     styles = {s: style(s, others) for s in servers}
-    # One panel per state, each with its own axis: an idle wss connection costs some servers ten
-    # times an idle ws one, which would flatten the ws panel on a shared axis.
-    fig, axes = plt.subplots(1, len(r.idle), figsize=(max(6.5, 0.62 * len(servers) * len(r.idle) + 1.5), 4.4),
-                             squeeze=False)
+    # Horizontal bars, so that the servers' names read level, one panel per state, each with its
+    # own axis: an idle wss connection costs some servers ten times an idle ws one, which would
+    # flatten the ws panel on a shared axis.
+    fig, axes = plt.subplots(1, len(r.idle), figsize=(9, 0.42 * len(servers) + 1.9), sharey=True, squeeze=False)
     axes = axes[0]
+    rows = range(len(servers) - 1, -1, -1)  # the table's first server on top
     for ax, (state, conns, values) in zip(axes, r.idle):
-        shown = [s for s in servers if values.get(s) is not None]
-        top = max((values[s] for s in shown), default=1)
-        for k, s in enumerate(shown):
+        top = max((v for v in values.values() if v is not None), default=1)
+        for y, s in zip(rows, servers):
             colour, hatch = styles[s]
-            ax.bar(k, values[s], 0.7, color=colour, hatch=hatch, edgecolor="#555555" if hatch else "white",
-                   linewidth=0.4)
-            ax.text(k, values[s] + top * 0.015, fmt_value(values[s], 1), ha="center", va="bottom", fontsize=8,
-                    color="#333333")
-        ax.set_xticks(range(len(shown)))
-        ax.set_xticklabels(["\n".join(textwrap.wrap(s, 12)) for s in shown], fontsize=7.5)
-        ax.set_ylim(0, top * 1.15)
-        ax.grid(axis="y", color="#dddddd", linewidth=0.6)
+            v = values.get(s)
+            if v is None:
+                ax.text(top * 0.01, y, "n/a", va="center", fontsize=9, color="#777777")
+                continue
+            ax.barh(y, v, 0.7, color=colour, hatch=hatch, edgecolor="#555555" if hatch else "white", linewidth=0.4)
+            ax.text(v + top * 0.015, y, fmt_value(v, 1), va="center", fontsize=9, color="#333333")
+        ax.set_xlim(0, top * 1.15)
+        ax.grid(axis="x", color="#dddddd", linewidth=0.6)
         ax.set_axisbelow(True)
-        ax.set_title(f"idle {state}" + (f", {conns:,} connections" if conns else ""), fontsize=9)
-    axes[0].set_ylabel("KiB per connection")
+        ax.set_xlabel("KiB per connection")
+        ax.set_title(f"idle {state}" + (f", {conns:,} connections" if conns else ""), fontsize=10)
+    axes[0].set_yticks(list(rows))
+    axes[0].set_yticklabels(servers)
     fig.suptitle("Server memory per idle connection (VmRSS growth / connections), KiB: lower is better",
-                 fontsize=10, x=0.01, ha="left")
+                 fontsize=12, x=0.01, ha="left")
+    height = fig.get_figheight()
     if r.when:
-        fig.text(0.01, 0.905, r.when, fontsize=8, color="#555555")
-    fig.subplots_adjust(left=0.08, right=0.99, top=0.82, bottom=0.16, wspace=0.15)
+        fig.text(0.01, 1 - 0.5 / height, r.when, fontsize=9, color="#555555")
+    fig.subplots_adjust(left=0.2, right=0.98, top=1 - 0.85 / height, bottom=0.65 / height, wspace=0.12)
     save(plt, fig, path)
     return True
 
@@ -381,12 +384,12 @@ def draw_deliveries(plt, r, path):
                          (axes[1], 1, "server CPU per delivery, µs: lower is better")):
         value = lambda size, p, k=k: r.figures.get((size, p), (None, None))[k]
         bars(ax, r.sizes, r.peers, value, lambda size, p: "", styles, False)
-        ax.set_xticklabels([f"{s} messages" for s in r.sizes], fontsize=8)
-        ax.set_title(title, fontsize=9)
+        ax.set_xticklabels([f"{s} messages" for s in r.sizes], fontsize=9)
+        ax.set_title(title, fontsize=10)
     axes[0].yaxis.set_major_formatter(lambda v, _: fmt_value(v) if v else "0")
-    fig.suptitle("Fan-out: one publisher, every message to every subscriber", fontsize=10, x=0.01, ha="left")
+    fig.suptitle("Fan-out: one publisher, every message to every subscriber", fontsize=12, x=0.01, ha="left")
     note = "nodes and Redis on one core, the load generator on the other"
-    fig.text(0.01, 0.905, (f"{r.when}; " if r.when else "") + note, fontsize=8, color="#555555")
+    fig.text(0.01, 0.905, (f"{r.when}; " if r.when else "") + note, fontsize=9, color="#555555")
     legend(fig, axes, 4)
     fig.subplots_adjust(left=0.08, right=0.99, top=0.82, bottom=0.2, wspace=0.2)
     save(plt, fig, path)
