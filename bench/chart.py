@@ -275,14 +275,15 @@ def deflate_label(load):
     return m.group(1) if m and m.group(1) else "prepared"
 
 
-def legend(fig, handles_from, n):
-    handles, labels = [], []
+def legend(fig, handles_from, order, n):
+    """One legend for every panel, below them, its entries in the table's order (`order`)."""
+    found = {}
     for ax in handles_from:
         for h, l in zip(*ax.get_legend_handles_labels()):
-            if l not in labels:
-                handles.append(h)
-                labels.append(l)
-    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), n), frameon=False, fontsize=9)
+            found.setdefault(l, h)
+    labels = sorted(found, key=lambda l: order.index(l) if l in order else len(order))
+    fig.legend([found[l] for l in labels], labels, loc="lower center", ncol=min(len(labels), n), frameon=False,
+               fontsize=9)
 
 
 def draw_cpu(plt, r, path):
@@ -328,7 +329,7 @@ def draw_cpu(plt, r, path):
     if r.load_bound:
         note += "; † the load generator's core was full, the server's was not"
     fig.text(0.01, 0.925, (f"{r.when}; " if r.when else "") + note, fontsize=9, color="#555555")
-    legend(fig, axes, 5)
+    legend(fig, axes, r.servers, 5)
     rows = -(-len({s for ax in axes for s in ax.get_legend_handles_labels()[1]}) // 5)
     fig.subplots_adjust(left=0.07, right=0.99, top=0.86, bottom=0.12 + 0.045 * rows, wspace=0.12)
     save(plt, fig, path)
@@ -390,7 +391,7 @@ def draw_deliveries(plt, r, path):
     fig.suptitle("Fan-out: one publisher, every message to every subscriber", fontsize=12, x=0.01, ha="left")
     note = "nodes and Redis on one core, the load generator on the other"
     fig.text(0.01, 0.905, (f"{r.when}; " if r.when else "") + note, fontsize=9, color="#555555")
-    legend(fig, axes, 4)
+    legend(fig, axes, r.peers, 4)
     fig.subplots_adjust(left=0.08, right=0.99, top=0.82, bottom=0.2, wspace=0.2)
     save(plt, fig, path)
     return True
