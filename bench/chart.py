@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Draws a benchmark run's results as SVG charts, from the results file the run wrote.
 
-    python3 bench/chart.py echo RESULTS_MD OUT_DIR     # cpu.svg, memory.svg
-    python3 bench/chart.py fanout RESULTS_MD OUT_DIR   # deliveries.svg
+    python3 bench/chart.py echo [--no-baseline] RESULTS_MD OUT_DIR   # cpu.svg, memory.svg
+    python3 bench/chart.py fanout RESULTS_MD OUT_DIR                 # deliveries.svg
 
 It reads the Markdown tables of the file (bench/echo/run.py's results.md, bench/fanout/run.py's
 results.md, or a section of bench/RESULTS.md copied to a file), so a run of any date can be
@@ -13,6 +13,8 @@ charted again, and prints a `wrote PATH` line per chart:
   marks the load generator, not the server, as saturated.
 - echo, memory.svg: server memory per idle connection (KiB) for each idle state (ws, wss) of
   the "Server memory per connection" table.
+- echo --no-baseline: without the servers of `tools/bench-echo --baseline` ("corows before",
+  "corows events before"), for a chart of corows against the other servers alone.
 - fanout, deliveries.svg: deliveries per second and server CPU per delivery, by message size
   and peer, from the table with `| size | peer |` columns.
 
@@ -133,6 +135,14 @@ class EchoResults:
                     conns = int(m.group(2)) if m.group(2) != "?" else None
                     self.idle.append((m.group(1) or "ws", conns,
                                       {s: values[(state, s)] for s in self.memory_servers}))
+
+
+def without_baseline(r):
+    """EchoResults `r` without the --baseline builds' columns."""
+    r.servers = [s for s in r.servers if not s.endswith(" before")]
+    r.memory_servers = [s for s in r.memory_servers if not s.endswith(" before")]
+    r.idle = [(state, n, {s: v for s, v in values.items() if s in r.memory_servers}) for state, n, values in r.idle]
+    return r
 
 
 class FanoutResults:
@@ -398,10 +408,13 @@ def draw_deliveries(plt, r, path):
 
 
 def main(argv):
-    if len(argv) != 4 or argv[1] not in ("echo", "fanout"):
+    args = argv[1:]
+    no_baseline = "--no-baseline" in args
+    args = [a for a in args if a != "--no-baseline"]
+    if len(args) != 3 or args[0] not in ("echo", "fanout") or (no_baseline and args[0] != "echo"):
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
-    kind, source, out = argv[1:]
+    kind, source, out = args
     try:
         with open(source, encoding="utf-8") as f:
             text = f.read()
@@ -409,6 +422,8 @@ def main(argv):
         print(f"chart.py: {e}", file=sys.stderr)
         return 1
     results = EchoResults(text) if kind == "echo" else FanoutResults(text)
+    if no_baseline:
+        without_baseline(results)
     found = (results.loads or results.idle) if kind == "echo" else results.figures
     if not found:
         what = "Server CPU per echo or Server memory per connection" if kind == "echo" else "| size | peer |"

@@ -17,7 +17,7 @@ sys.dont_write_bytecode = True
 import chart  # noqa: E402
 
 # Trimmed from a results.md that bench/echo/run.py wrote (2026-12-02): ratio columns, † marks,
-# an n/a, the memory table with an idle, a compressed and an idle wss row.
+# an n/a, a --baseline build, the memory table with an idle, a compressed and an idle wss row.
 ECHO = """# Echo benchmark results
 
 Measured 2026-12-02 12:44 UTC on AMD EPYC, 2 cores: server pinned to core 0.
@@ -33,10 +33,10 @@ Measured 2026-12-02 12:44 UTC on AMD EPYC, 2 cores: server pinned to core 0.
 
 The server's CPU time over the measured window divided by the echoes in it.
 
-| load | corows | corows events | Boost.Beast 1.74 | uWebSockets.js dedicated | best peer / corows | best peer / corows events |
-|---|---|---|---|---|---|---|
-| 1 KiB JSON, deflate (browser-like), 64 x 8 | 18.27 | 18.40 | 171.13 | 53.87 | 3.34x | 3.32x |
-| wss 32 B, 64 x 8 | 2.45 | 2.84 | 10.57 | n/a | 1.34x | 1.16x |
+| load | corows | corows events | Boost.Beast 1.74 | uWebSockets.js dedicated | corows before | best peer / corows | best peer / corows events |
+|---|---|---|---|---|---|---|---|
+| 1 KiB JSON, deflate (browser-like), 64 x 8 | 18.27 | 18.40 | 171.13 | 53.87 | 21.16 | 3.34x | 3.32x |
+| wss 32 B, 64 x 8 | 2.45 | 2.84 | 10.57 | n/a | 2.94 | 1.34x | 1.16x |
 
 ### Of which in the kernel (µs per echo)
 
@@ -46,11 +46,11 @@ The server's CPU time over the measured window divided by the echoes in it.
 
 ## Server memory per connection (KiB, VmRSS growth / connections)
 
-| state | corows | corows events | Boost.Beast 1.74 | uWebSockets.js dedicated |
-|---|---|---|---|---|
-| idle (10000 connections) | 2.6 | 1.3 | 5.8 | n/a |
-| permessage-deflate, after 8 x 1 KiB JSON each way (1000 connections) | 22.1 | 20.9 | 130.6 | 61.0 |
-| idle, wss (2000 connections) | 18.3 | 17.4 | 75.9 | n/a |
+| state | corows | corows events | Boost.Beast 1.74 | uWebSockets.js dedicated | corows before |
+|---|---|---|---|---|---|
+| idle (10000 connections) | 2.6 | 1.3 | 5.8 | n/a | 2.7 |
+| permessage-deflate, after 8 x 1 KiB JSON each way (1000 connections) | 22.1 | 20.9 | 130.6 | 61.0 | 27.1 |
+| idle, wss (2000 connections) | 18.3 | 17.4 | 75.9 | n/a | 75.8 |
 """
 
 # The fan-out table as bench/RESULTS.md quotes it (bench/fanout/run.py's), with a failed run.
@@ -78,7 +78,7 @@ def test_echo_reading():
     check("when", r.when, "2026-12-02 12:44 UTC")
     check("loads", r.loads, [deflate, wss])
     check("servers (no ratio columns)", r.servers,
-          ["corows", "corows events", "Boost.Beast 1.74", "uWebSockets.js dedicated"])
+          ["corows", "corows events", "Boost.Beast 1.74", "uWebSockets.js dedicated", "corows before"])
     check("Beast at deflate", r.cpu[(deflate, "Boost.Beast 1.74")], 171.13)
     check("corows events at wss", r.cpu[(wss, "corows events")], 2.84)
     check("n/a", r.cpu[(wss, "uWebSockets.js dedicated")], None)
@@ -86,8 +86,12 @@ def test_echo_reading():
           [(deflate, "corows"), (wss, "corows"), (wss, "corows events")])
     check("idle states (not the compressed one)", [(s, n) for s, n, _ in r.idle], [("ws", 10000), ("wss", 2000)])
     check("idle ws", r.idle[0][2], {"corows": 2.6, "corows events": 1.3, "Boost.Beast 1.74": 5.8,
-                                    "uWebSockets.js dedicated": None})
+                                    "uWebSockets.js dedicated": None, "corows before": 2.7})
     check("idle wss Beast", r.idle[1][2]["Boost.Beast 1.74"], 75.9)
+    chart.without_baseline(r)
+    check("--no-baseline servers", r.servers, ["corows", "corows events", "Boost.Beast 1.74", "uWebSockets.js dedicated"])
+    check("--no-baseline idle wss", r.idle[1][2], {"corows": 18.3, "corows events": 17.4, "Boost.Beast 1.74": 75.9,
+                                                   "uWebSockets.js dedicated": None})
 
 
 def test_section_reading():
@@ -124,6 +128,7 @@ def test_refusals(tmp):
     check("no table: message", r.stderr.strip(),
           f"chart.py: no Server CPU per echo or Server memory per connection table in {empty}")
     check("usage: exit", run_chart("pie", empty, tmp).returncode, 2)
+    check("--no-baseline is for echo", run_chart("fanout", "--no-baseline", empty, tmp).returncode, 2)
     # Without matplotlib: one line, exit 0, never a traceback. A module named matplotlib that
     # fails to import stands in for a missing one; the variable stops the retry elsewhere.
     fake = os.path.join(tmp, "fake")
@@ -168,13 +173,20 @@ def test_drawing(tmp):
     with open(os.path.join(outputs[0], "cpu.svg")) as f:
         cpu = f.read()
     # Text stays text (svg.fonttype none): the figures and names are in the file as written.
-    for text in ("171", "18.3 †", "2.84 †", "uWebSockets.js dedicated", "browser-like"):
+    for text in ("171", "18.3 †", "2.84 †", "uWebSockets.js dedicated", "browser-like", "corows before"):
         check(f"cpu.svg says {text!r}", text in cpu, True)
     with open(os.path.join(outputs[0], "memory.svg")) as f:
         memory = f.read()
     for text in ("idle ws, 10,000 connections", "idle wss, 2,000 connections", "75.9"):
         check(f"memory.svg says {text!r}", text in memory, True)
     check("memory.svg leaves out the compressed state", "130.6" in memory, False)
+    check("memory.svg shows the baseline build", "75.8" in memory, True)
+    out = os.path.join(tmp, "field")
+    r = run_chart("echo", "--no-baseline", source, out)
+    check("--no-baseline exit", (r.returncode, r.stderr), (0, ""))
+    for name in ("cpu.svg", "memory.svg"):
+        with open(os.path.join(out, name)) as f:
+            check(f"--no-baseline {name} has no baseline build", "corows before" in f.read(), False)
     return True
 
 
