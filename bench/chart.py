@@ -286,14 +286,17 @@ def deflate_label(load):
 
 
 def legend(fig, handles_from, order, n):
-    """One legend for every panel, below them, its entries in the table's order (`order`)."""
+    """One legend for every panel, below them, its entries in the table's order (`order`), in
+    rows of at most `n`; returns how many rows."""
     found = {}
     for ax in handles_from:
         for h, l in zip(*ax.get_legend_handles_labels()):
             found.setdefault(l, h)
     labels = sorted(found, key=lambda l: order.index(l) if l in order else len(order))
-    fig.legend([found[l] for l in labels], labels, loc="lower center", ncol=min(len(labels), n), frameon=False,
-               fontsize=9)
+    # One row while it fits, else rows of even length.
+    columns = len(labels) if len(labels) <= n else -(-len(labels) // -(-len(labels) // n))
+    fig.legend([found[l] for l in labels], labels, loc="lower center", ncol=columns, frameon=False, fontsize=9)
+    return -(-len(labels) // columns)
 
 
 def draw_cpu(plt, r, path):
@@ -339,8 +342,7 @@ def draw_cpu(plt, r, path):
     if r.load_bound:
         note += "; † the load generator's core was full, the server's was not"
     fig.text(0.01, 0.925, (f"{r.when}; " if r.when else "") + note, fontsize=9, color="#555555")
-    legend(fig, axes, r.servers, 5)
-    rows = -(-len({s for ax in axes for s in ax.get_legend_handles_labels()[1]}) // 5)
+    rows = legend(fig, axes, r.servers, 6)
     fig.subplots_adjust(left=0.07, right=0.99, top=0.86, bottom=0.12 + 0.045 * rows, wspace=0.12)
     save(plt, fig, path)
     return True
