@@ -228,6 +228,7 @@ def pyplot():
 
 
 def save(plt, fig, path):
+    """Writes `fig` to `path` as SVG and says so."""
     # No date, and a creator that does not change with the matplotlib version: a chart drawn
     # again from the same file is the same bytes.
     fig.savefig(path, format="svg", metadata={"Date": None, "Creator": "bench/chart.py"})
@@ -251,7 +252,7 @@ def bars(ax, groups, servers, value, mark, styles, log):
             ax.bar(x, v, width, color=colour, hatch=hatch, edgecolor="white" if not hatch else "#555555",
                    linewidth=0.4, label=s if j == 0 or all(value(h, s) is None for h in groups[:j]) else None)
             text = fmt_value(v) + mark(g, s)
-            # Beside the bar when it is narrow: upright labels would overlap their neighbours.
+            # Turned upright when the bars are narrow: level labels would overlap their neighbours.
             vertical = len(shown) > 3
             ax.text(x, v * 1.04 if log else v + top * 0.012, text, ha="center", va="bottom",
                     rotation=90 if vertical else 0, fontsize=7.5 if vertical else 9, color="#333333")
@@ -300,6 +301,7 @@ def legend(fig, handles_from, order, n):
 
 
 def draw_cpu(plt, r, path):
+    """cpu.svg from EchoResults `r`; False if it has no CPU figures."""
     suffix = common_suffix(r.loads)
     # A panel each for ws, wss and permessage-deflate, each with its own linear axis: an echo
     # with compression costs ten times an uncompressed one, so on a shared axis the other bars
@@ -349,6 +351,7 @@ def draw_cpu(plt, r, path):
 
 
 def draw_memory(plt, r, path):
+    """memory.svg from EchoResults `r`; False if it has no idle memory figures."""
     if not r.idle:
         return False
     others = {}
@@ -388,7 +391,8 @@ def draw_memory(plt, r, path):
 
 
 def draw_deliveries(plt, r, path):
-    if not any(v is not None for fig_ in r.figures.values() for v in fig_):
+    """deliveries.svg from FanoutResults `r`; False if no run of it has figures."""
+    if not any(v is not None for pair in r.figures.values() for v in pair):
         return False
     others = {}
     styles = {p: style(p, others) for p in r.peers}
@@ -410,6 +414,7 @@ def draw_deliveries(plt, r, path):
 
 
 def main(argv):
+    """The command line (see the module's docstring); the exit status."""
     args = argv[1:]
     no_baseline = "--no-baseline" in args
     args = [a for a in args if a != "--no-baseline"]
