@@ -7,6 +7,7 @@ import platform
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -143,6 +144,17 @@ def fmt_ratio(a, b):
     if a is None or b is None or b == 0:
         return "n/a"
     return f"{a / b:.2f}x"
+
+
+def draw_charts(kind, md):
+    """Draws results file `md` with bench/chart.py (`kind`: echo or fanout) into its directory,
+    prints what chart.py says, and returns the paths of the charts it wrote."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    # A process of its own: chart.py may start another interpreter to find matplotlib.
+    r = subprocess.run([sys.executable, os.path.join(here, "chart.py"), kind, md, os.path.dirname(os.path.abspath(md))],
+                       capture_output=True, text=True)
+    print((r.stdout + r.stderr).strip(), flush=True)
+    return [l.split(" ", 1)[1] for l in r.stdout.splitlines() if l.startswith("wrote ")]
 
 
 def machine():

@@ -4,11 +4,12 @@
 # Boost 1.81 (Boost.Test, Boost.Asio for the -Dasio=boost build, Beast for the benchmarks):
 # Debian 12's default Boost, 1.74, ships an Asio older than corows needs, and the two cannot
 # be installed together, so installing these replaces 1.74's development packages.
+# python3-matplotlib: the benchmarks' charts, and the bench suite's test of them.
 corows_packages=(meson ninja-build g++ pkg-config libasio-dev zlib1g-dev libdeflate-dev
                  libboost1.81-dev libboost-test1.81-dev
                  libssl-dev openssl curl python3 python3-websockets clang-16 libclang-rt-16-dev
                  libc++-16-dev libc++abi-16-dev cmake libhiredis-dev redis-server haproxy
-                 tinyproxy microsocks prometheus libspdlog-dev doxygen)
+                 tinyproxy microsocks prometheus libspdlog-dev doxygen python3-matplotlib)
 
 install_missing() {
     local missing=() p

@@ -16,7 +16,9 @@ over N idle connections, over N connections with compression after messages flow
 idle wss connections. The wss points use a throwaway self-signed certificate (ECDSA P-256)
 made with the openssl command in the build directory. It prints every echo_load line as it
 comes, then each corows figure as a ratio to each peer's, and writes results.md (Markdown
-tables) and results.svg (gnuplot, grouped bars of msgs/s) next to this script.
+tables) next to this script (or in --out), then draws it with bench/chart.py: cpu.svg (server
+CPU per echo by load and server) and memory.svg (memory per idle connection), beside it and
+shown in it. Without matplotlib (python3-matplotlib) the run says so and draws nothing.
 
 Peers that are not built or do not load are skipped with a `bench=echo server=NAME skipped=...`
 line. tools/bench-echo installs and builds everything first, then runs this.
@@ -38,7 +40,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.dirname(HERE))  # bench/, for run_common
 sys.dont_write_bytecode = True  # no __pycache__ in the tree
-from run_common import Ports, ServerProcess, cap_cpu, fmt_rate, fmt_ratio, machine, parse_line  # noqa: E402
+from run_common import Ports, ServerProcess, cap_cpu, draw_charts, fmt_rate, fmt_ratio, machine, parse_line  # noqa: E402
 
 SIZES = [32, 1024, 16384]
 LOADS = [(1, 1), (1, 64), (64, 8), (1000, 1)]  # (connections, messages in flight on each)
@@ -399,9 +401,6 @@ def write_markdown(path, servers, points, results, memory, args, skipped, comman
                 cells.append(f"{m['per_conn']:.1f}")
             L.append(f"| {title} ({n if n else '?'} connections) | " + " | ".join(cells) + " |")
         L.append("")
-    if results:
-        L.append("![echo round trips per second](results.svg)")
-        L.append("")
     with open(path, "w") as f:
         f.write("\n".join(L))
 
@@ -468,45 +467,14 @@ def load_bound(r):
         return False
 
 
-def write_chart(svg, servers, points, results, skipped):
-    gnuplot = shutil.which("gnuplot")
-    if not gnuplot:
-        print("no gnuplot: results.svg not written (apt-get install gnuplot-nox)")
-        return False
-    # gnuplot refuses a column with no numbers: leave out servers that produced none.
-    ran = [s for s in servers if s not in skipped and any(rate(results, s, p) for p in points)]
-    if not ran:
-        return False
-    data = os.path.join(os.path.dirname(svg), ".results.dat")
-    with open(data, "w") as f:
-        f.write("load " + " ".join(f'"{PEER_NAMES[s]}"' for s in ran) + "\n")
-        for p in points:
-            vals = [rate(results, s, p) for s in ran]
-            f.write(f'"{p.label()}" ' + " ".join(f"{v:.0f}" if v else "NaN" for v in vals) + "\n")
-    cols = " ".join(str(i + 2) for i in range(len(ran)))
-    script = f"""
-set terminal svg size 1200,560 dynamic font "sans,11" background rgb "white"
-set output "{svg}"
-set title "Echo round trips per second (server on one core; higher is better)"
-set style data histograms
-set style histogram clustered gap 1
-set style fill solid 0.85 border -1
-set boxwidth 0.9
-set logscale y
-set format y "%.0s%c"
-set ylabel "messages/s (log scale)"
-set grid ytics
-set key top right
-set xtics rotate by 30 right font ",9"
-set bmargin 7
-plot for [c in "{cols}"] "{data}" using int(c):xtic(1) title columnheader(int(c))
-"""
-    r = subprocess.run([gnuplot], input=script, capture_output=True, text=True)
-    os.remove(data)
-    if r.returncode != 0:
-        print(f"gnuplot failed: {r.stderr.strip()}")
-        return False
-    return True
+def show_charts(md):
+    """Draws results.md's charts beside it (bench/chart.py) and shows them at its end."""
+    titles = {"cpu.svg": "server CPU per echo", "memory.svg": "server memory per idle connection"}
+    drawn = draw_charts("echo", md)
+    if drawn:
+        with open(md, "a") as f:
+            f.write("\n" + "\n\n".join(f"![{titles.get(os.path.basename(d), 'chart')}]({os.path.basename(d)})"
+                                        for d in drawn) + "\n")
 
 
 def main():
@@ -529,7 +497,7 @@ def main():
                          "them (e.g. wss,browser)")
     ap.add_argument("--no-memory", action="store_true", help="skip the memory measurements")
     ap.add_argument("--no-throughput", action="store_true", help="only the memory measurements")
-    ap.add_argument("--out", default=HERE, help="where results.md and results.svg go")
+    ap.add_argument("--out", default=HERE, help="where results.md and its charts (cpu.svg, memory.svg) go")
     ap.add_argument("--baseline", default=None,
                     help="build directory of an earlier corows: adds servers baseline and baseline-events")
     ap.add_argument("--server-share", type=float, default=None,
@@ -674,12 +642,9 @@ def main():
 
     os.makedirs(args.out, exist_ok=True)
     md = os.path.join(args.out, "results.md")
-    svg = os.path.join(args.out, "results.svg")
     write_markdown(md, servers, points, results, memory, args, skipped, command, visits)
-    if write_chart(svg, servers, points, results, skipped):
-        print(f"wrote {md} and {svg}")
-    else:
-        print(f"wrote {md}")
+    print(f"wrote {md}")
+    show_charts(md)
     # Failed points, echo errors and failed memory measurements make the run fail.
     expected = 0 if args.no_throughput else sum(1 for s in servers if s not in skipped for p in points
                                                 if p.deflate or s not in DEFLATE_ONLY)

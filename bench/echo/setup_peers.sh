@@ -13,11 +13,12 @@ peers="${1:-$root/build-bench/peers}"
 mkdir -p "$peers"
 
 # Debian packages: what corows' release build needs (for echo_server and echo_load), Boost 1.81
-# (the project's Boost: Beast and Boost.System are header-only), websocketpp, gnuplot for the chart, taskset, Node.
+# (the project's Boost: Beast and Boost.System are header-only), websocketpp, matplotlib for the
+# charts (bench/chart.py), taskset, Node.
 # shellcheck source=bench/setup_common.sh
 . "$here/../setup_common.sh"
 install_missing meson ninja-build g++ pkg-config libasio-dev zlib1g-dev libssl-dev openssl python3 util-linux \
-                libboost1.81-dev libwebsocketpp-dev gnuplot-nox
+                libboost1.81-dev libwebsocketpp-dev python3-matplotlib
 
 # Rebuilds $2 from $1 when the source is newer; the rest are compiler arguments, after the
 # source so that libraries (-lz) resolve its symbols.

@@ -13,7 +13,9 @@ turn: three chat_server nodes with --redis ("corows"), one chat_server alone wit
 (one Socket.IO node, no adapter) is there to be asked for. Each peer gets fresh nodes and one
 run of fanout_load, which checks that every subscriber got every message once and in order,
 and prints a bench=fanout line; at the end come a Markdown table and the ratios of corows to
-Socket.IO.
+Socket.IO, also written to results.md here (or --out FILE), and bench/chart.py draws them beside
+it as deliveries.svg (deliveries per second and server CPU per delivery, by size and peer;
+without matplotlib, python3-matplotlib, the run says so and draws nothing).
 
 The nodes and redis-server run pinned to core 0 and the load generator to core 1 (--no-pin:
 wherever the kernel puts them). Socket.IO is skipped, with a bench=fanout ... skipped= line,
@@ -34,7 +36,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.dirname(HERE))  # bench/, for run_common
 sys.dont_write_bytecode = True  # no __pycache__ in the tree
-from run_common import Ports, ServerProcess, fmt_rate, fmt_ratio, machine, parse_line  # noqa: E402
+from run_common import Ports, ServerProcess, draw_charts, fmt_rate, fmt_ratio, machine, parse_line  # noqa: E402
 
 SERVER_CPU = "0"
 LOAD_CPU = "1"
@@ -240,7 +242,9 @@ def main():
     ap.add_argument("--visits", type=int, default=1, help="runs per peer and size, interleaved; the best counts")
     ap.add_argument("--build", default=os.path.join(ROOT, "build-bench"), help="build directory (release)")
     ap.add_argument("--no-pin", action="store_true", help="do not pin the servers and the load generator to cores")
-    ap.add_argument("--out", default=None, help="also write the Markdown table to this file")
+    ap.add_argument("--out", default=os.path.join(HERE, "results.md"),
+                    help="where the Markdown tables go (default bench/fanout/results.md); deliveries.svg "
+                         "is drawn beside it")
     args = ap.parse_args()
     args.build = os.path.abspath(args.build)  # the nodes run with bench/fanout as their directory
     sizes = [int(s) for s in args.size.split(",") if s.strip()]
@@ -302,9 +306,11 @@ def main():
     text = markdown(results, peers, sizes, args, skipped, command, load_before)
     print()
     print(text)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text + "\n")
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out, "w") as f:
+        f.write(text + "\n")
+    print(f"wrote {args.out}")
+    draw_charts("fanout", args.out)
     bad = len(ran) * len(sizes) - len(results) + sum(1 for r in results.values() if r.get("errors", "0") != "0")
     if bad:
         print(f"{bad} runs failed or had errors")
