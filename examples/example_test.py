@@ -820,7 +820,9 @@ def scenario_chat_metrics(program):
         deadline = time.monotonic() + TIMEOUT
         while True:
             v = metric_values(http_get(srv.port, "/metrics")[2].decode())
-            if v["corows_connections_open"] == 0 or time.monotonic() > deadline:
+            # The last close frames may still be on their way out when the count says closed.
+            settled = v["corows_connections_open"] == 0 and v["corows_queued_output_bytes"] == 0
+            if settled or time.monotonic() > deadline:
                 break
             time.sleep(0.05)
         check(v["corows_connections_open"] == 0, "connections_open after all left: %s" % v["corows_connections_open"])
@@ -829,6 +831,15 @@ def scenario_chat_metrics(program):
         check(v['corows_close_codes_total{code="1000"}'] == 3, "closes with 1000: %s" %
               v['corows_close_codes_total{code="1000"}'])
         check(v['corows_connections_opened_total'] == 3, "opened %s" % v["corows_connections_opened_total"])
+        # A frame per message at least (and the close frames); nothing left queued once all left.
+        check(v["corows_frames_received_total"] >= v["corows_messages_received_total"] + 3,
+              "frames received %s" % v["corows_frames_received_total"])
+        check(v["corows_frames_sent_total"] >= v["corows_messages_sent_total"] + 3,
+              "frames sent %s" % v["corows_frames_sent_total"])
+        check(v["corows_queued_output_bytes"] == 0, "queued output bytes %s" % v["corows_queued_output_bytes"])
+        check(v["corows_handshake_duration_seconds_count"] == 3, "handshakes timed %s" %
+              v["corows_handshake_duration_seconds_count"])
+        check(v["corows_tls_handshakes_total"] == 0, "TLS handshakes on a plain port")
         prometheus_scrapes(prometheus, srv.port)
         srv.stop()
 

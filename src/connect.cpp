@@ -273,6 +273,7 @@ asio::awaitable<client_websocket> run_connect(std::shared_ptr<const connect_requ
         stream = std::move(a->stream);
     }
     client_websocket ws(std::move(stream), r->opts.connection);
+    if (r->opts.counters) ws.count_into(*r->opts.counters);
     if (!ec) {
         why.phase = connect_phase::http_upgrade;
         const std::string host = u.host_field();

@@ -61,6 +61,10 @@ constexpr traffic_family traffic_families[] = {
     {"corows_pongs_received_total", "Pongs received.", &connection_metrics::pongs_received},
     {"corows_pings_sent_total", "Pings sent (keepalive included).", &connection_metrics::pings_sent},
     {"corows_pongs_sent_total", "Pongs sent.", &connection_metrics::pongs_sent},
+    {"corows_frames_received_total", "WebSocket frames received whole, data (each fragment) and control.",
+     &connection_metrics::frames_received},
+    {"corows_frames_sent_total", "WebSocket frames sent, data (each fragment) and control.",
+     &connection_metrics::frames_sent},
 };
 
 void write_connections(std::string& out, const connection_metrics& c) {
@@ -79,6 +83,8 @@ void write_connections(std::string& out, const connection_metrics& c) {
     }
     for (const auto& f : traffic_families)
         single(out, f.name, "counter", f.help, c.*f.value);
+    single(out, "corows_queued_output_bytes", "gauge", "Bytes the WebSocket connections have queued to write now.",
+           c.queued_output_bytes);
 }
 
 } // namespace
@@ -106,6 +112,14 @@ void write_prometheus(std::string& out, const server_metrics& m) {
     }
     sample(out, "corows_handshake_duration_seconds_sum", std::chrono::duration<double>(hd.sum).count());
     sample(out, "corows_handshake_duration_seconds_count", cumulative);
+
+    single(out, "corows_tls_handshakes_total", "counter", "TLS handshakes completed.", m.tls_handshakes);
+    single(out, "corows_tls_handshake_failures_total", "counter",
+           "TLS handshakes that failed, timed out or were cut by a stop.", m.tls_handshake_failures);
+    family(out, "corows_tls_alerts_sent_total", "counter",
+           "Fatal TLS alerts sent by failed handshakes, by description.");
+    for (std::size_t i = 0; i < tls_alert_slots; ++i)
+        sample(out, "corows_tls_alerts_sent_total", m.tls_alerts_sent[i], "alert", tls_alert_name(i));
 
     write_connections(out, m.connections);
 }

@@ -6,6 +6,7 @@
 #include <corows/asio.hpp>
 #include <corows/connect_failure.hpp>
 #include <corows/options.hpp>
+#include <corows/protocol/shared_connection_counters.hpp>
 #include <corows/websocket.hpp>
 
 #include <chrono>
@@ -66,6 +67,10 @@ struct connect_options {
     /// Filled on failure (phase, peer, detail, a refusal's answer) for the tokens that report
     /// only an error_code; must outlive the operation. nullptr: not reported.
     connect_failure* failure = nullptr;
+    /// Where the connection counts what it does (opened, ended and why, messages, frames,
+    /// bytes, pings, bytes queued), from before its handshake; shared by any number of
+    /// connections on any threads, it must outlive them. nullptr: not counted.
+    shared_connection_counters* counters = nullptr;
     /// Where the operation runs for a token that has no executor of its own (a plain callback,
     /// use_future); empty: the completion handler's associated executor. use_awaitable,
     /// as_tuple(use_awaitable) and an awaited deferred run on the awaiting coroutine's.

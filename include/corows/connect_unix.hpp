@@ -63,6 +63,7 @@ inline asio::awaitable<unix_websocket> run_connect_unix(std::shared_ptr<const un
         if (ec) what = "corows::connect_unix: connecting to " + u.path;
     }
     unix_websocket ws(std::move(sock), o);
+    if (r->opts.counters) ws.count_into(*r->opts.counters);
     if (!ec) {
         why.phase = connect_phase::http_upgrade;
         // RFC 9112 §3.2 wants a Host field; a socket file has no name to put there.

@@ -35,29 +35,36 @@ constexpr const char* to_string(refusal_reason r) noexcept {
     return names[static_cast<std::size_t>(r)];
 }
 
-/// Opening handshake durations, from accept to the open WebSocket, in fixed buckets.
-struct handshake_histogram {
-    /// Upper bounds of the buckets, in seconds (a last bucket, +Inf, takes the rest).
-    static constexpr std::array<double, 8> bounds{0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 0.5, 2.5};
-    /// Handshakes per bucket (not cumulative; the last is over the last bound).
-    std::array<std::uint64_t, bounds.size() + 1> buckets{};
-    /// Their durations added up.
-    std::chrono::nanoseconds sum{0};
-
-    /// Handshakes counted.
-    std::uint64_t count() const noexcept {
-        std::uint64_t n = 0;
-        for (auto b : buckets) n += b;
-        return n;
-    }
-    /// The bucket a handshake of `d` falls in.
-    static std::size_t bucket_of(std::chrono::nanoseconds d) noexcept {
-        const double s = std::chrono::duration<double>(d).count();
-        std::size_t i = 0;
-        while (i < bounds.size() && s > bounds[i]) ++i;
-        return i;
-    }
+/// A TLS alert description counted by name (RFC 8446 §6, with TLS 1.2's from RFC 5246 §7.2):
+/// the fatal alerts a server sends when a handshake fails.
+struct tls_alert_label {
+    std::uint8_t description; ///< the alert's code on the wire
+    const char* name;         ///< the metric label: the RFC's name
 };
+/// The alerts counted one by one; any other description counts as "other" (the last slot of
+/// server_metrics::tls_alerts_sent), so a label never takes a value a peer chooses freely.
+inline constexpr std::array<tls_alert_label, 24> tls_alert_labels{{
+    {10, "unexpected_message"},   {20, "bad_record_mac"},       {22, "record_overflow"},
+    {40, "handshake_failure"},    {42, "bad_certificate"},      {43, "unsupported_certificate"},
+    {44, "certificate_revoked"},  {45, "certificate_expired"},  {46, "certificate_unknown"},
+    {47, "illegal_parameter"},    {48, "unknown_ca"},           {49, "access_denied"},
+    {50, "decode_error"},         {51, "decrypt_error"},        {70, "protocol_version"},
+    {71, "insufficient_security"}, {80, "internal_error"},      {86, "inappropriate_fallback"},
+    {109, "missing_extension"},   {110, "unsupported_extension"}, {112, "unrecognized_name"},
+    {115, "unknown_psk_identity"}, {116, "certificate_required"}, {120, "no_application_protocol"},
+}};
+/// Slots of server_metrics::tls_alerts_sent: tls_alert_labels, then "other".
+inline constexpr std::size_t tls_alert_slots = tls_alert_labels.size() + 1;
+/// The slot of server_metrics::tls_alerts_sent that counts alert `description`.
+constexpr std::size_t tls_alert_slot(std::uint8_t description) noexcept {
+    for (std::size_t i = 0; i < tls_alert_labels.size(); ++i)
+        if (tls_alert_labels[i].description == description) return i;
+    return tls_alert_labels.size();
+}
+/// The metric label of slot `i` of server_metrics::tls_alerts_sent ("other" for the last).
+constexpr const char* tls_alert_name(std::size_t i) noexcept {
+    return i < tls_alert_labels.size() ? tls_alert_labels[i].name : "other";
+}
 
 /// A snapshot of a server's counts, totals since run() began (basic_server::metrics()).
 struct server_metrics {
@@ -68,10 +75,18 @@ struct server_metrics {
     std::array<std::uint64_t, refusal_reason_count> refused{};
     /// Connections in their opening handshake now (TLS included).
     std::uint64_t handshakes_in_progress = 0;
-    /// How long the handshakes of the opened connections took (run() and run_events();
-    /// run_http()'s handler decides when its handshake ends, so it has none).
+    /// How long the handshakes of the opened connections took, from accept to open (TLS
+    /// included; under run_http(), to the handler's successful accept).
     handshake_histogram handshake_duration;
-    /// The WebSocket connections: opened, open, ended and why, messages, bytes, pings.
+    /// TLS handshakes completed (a basic_server<tls_stream>; 0 without TLS).
+    std::uint64_t tls_handshakes = 0;
+    /// TLS handshakes that failed (or were cut by handshake_timeout or a stop): each also a
+    /// refusal, as `tls`, `handshake_timeout` or `draining`.
+    std::uint64_t tls_handshake_failures = 0;
+    /// Fatal alerts those failed handshakes sent, by description (index: tls_alert_slot()).
+    std::array<std::uint64_t, tls_alert_slots> tls_alerts_sent{};
+    /// The WebSocket connections: opened, open, ended and why, messages, frames, bytes, pings,
+    /// bytes queued now.
     connection_metrics connections;
 };
 

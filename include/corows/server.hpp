@@ -245,9 +245,10 @@ public:
     /// Connections aborted in their opening handshake so far to give its slot to a newer one
     /// (server_options::max_handshakes); from any thread.
     std::size_t shed() const noexcept { return shed_.load(std::memory_order_relaxed); }
-    /// What the server did since run() began: accepts, refusals by reason, handshakes, and
-    /// its WebSockets' openings, endings by cause and code, messages, bytes and pings, summed
-    /// over its threads. From any thread once run() has begun (write_prometheus() formats it).
+    /// What the server did since run() began: accepts, refusals by reason, handshakes (TLS
+    /// ones too), and its WebSockets' openings, endings by cause and code, messages, frames,
+    /// bytes, pings and the bytes queued now, summed over its threads. From any thread once
+    /// run() has begun (write_prometheus() formats it).
     server_metrics metrics() const noexcept;
 
 private:
@@ -266,6 +267,9 @@ private:
         session* held_last = nullptr;
         std::size_t live = 0;
         std::atomic<std::size_t> holding{0}; // slots held here, read by other threads' shedding
+        // Before the io_context: abandoned connections destroyed with it take their queued
+        // bytes off these counts.
+        detail::server_counters counts; // written on this thread only
         asio::io_context ctx{1};
         std::vector<acceptor_type> acceptors;
         detail::close_at_deadline deadline{ctx.get_executor()}; // a drain's end: cut the rest
@@ -277,7 +281,6 @@ private:
         bool stopping = false; // stop has reached this thread
         bool finished = false; // this thread's run() is over or about to be
         std::size_t refusing = 0; // 503/429 answers being written
-        detail::server_counters counts; // written on this thread only
         const log_options* log = nullptr; // the server's
         detail::log_limiter limiter{0, 0}; // this thread's records
 
@@ -606,6 +609,8 @@ private:
         // decision: the connection's own timer enforces it in every phase.
         const auto limit = opts_.connection.handshake_timeout;
         c->ws.bound_handshake(limit.count() > 0 ? accepted + limit : clock_type::time_point::max());
+        // Whoever accepts (this coroutine, or a run_http() handler), the open counts its time.
+        c->ws.count_handshake_from(accepted);
         if (w.stopping) {
             count_refusal(*c, refusal_reason::draining);
             co_return;
@@ -613,6 +618,13 @@ private:
         if constexpr (requires(Stream& s) { s.async_handshake(Stream::server, asio::use_awaitable); }) {
             error_code ec;
             co_await c->ws.next_layer().async_handshake(Stream::server, asio::redirect_error(asio::use_awaitable, ec));
+            if (!ec) {
+                w.counts.tls_handshakes.add();
+            } else if constexpr (requires(const Stream& s) { s.alert_sent(); }) {
+                w.counts.tls_failed(c->ws.next_layer().alert_sent());
+            } else {
+                w.counts.tls_failed(-1);
+            }
             if (ec || w.stopping) {
                 // Our deadline cut it if the connection ended without the peer's doing.
                 const auto why = c->ws.closed_why();
@@ -630,7 +642,6 @@ private:
                 count_refusal(*c, detail::refusal_for(ec, draining()), ec);
                 co_return;
             }
-            w.counts.handshake_took(clock_type::now() - accepted);
             if (w.logs(log_level::debug)) {
                 std::string m = "opened";
                 if (!c->ws.subprotocol().empty()) m += ", subprotocol " + std::string(c->ws.subprotocol());

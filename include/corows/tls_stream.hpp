@@ -93,6 +93,9 @@ public:
     bool openssl_released() const noexcept { return engine_->detached(); }
     /// Bytes of ciphertext the stream keeps between operations (0 when idle).
     std::size_t held_bytes() const noexcept { return engine_->held_bytes(); }
+    /// The description (RFC 8446 §6: 40 handshake_failure, 70 protocol_version, ...) of the
+    /// last fatal alert the stream sent, as a failed handshake does; -1 if none.
+    int alert_sent() const noexcept { return engine_->alert_sent(); }
 
     /// Runs the TLS handshake as `type`; completes with error_code.
     template <class Token>

@@ -488,6 +488,14 @@ public:
     /// bytes, pings) into `c`, which must outlive it and be written by no other thread while
     /// this connection runs (a server gives each thread its own; see basic_server::metrics()).
     void count_into(connection_counters& c) noexcept { s_->conn.count_into(&c); }
+    /// Counts into a part of `c` of its own, so that connections on any threads may count
+    /// into `c` at once (see shared_connection_counters); `c` must outlive the connection.
+    void count_into(shared_connection_counters& c) { s_->conn.count_into(c); }
+    /// Server, before the handshake: if it opens, the time from `accepted` to then counts in
+    /// the counters' handshake durations (basic_server does this for every connection).
+    void count_handshake_from(std::chrono::steady_clock::time_point accepted) noexcept {
+        s_->conn.count_handshake_from(accepted);
+    }
     /// True while the deadline of bound_handshake() binds: the handshake has not opened, been
     /// refused, answered with write_response(), nor lost its transport.
     bool handshake_bounded() const noexcept { return !s_->transport_closed && s_->conn.handshake_bounded(); }

@@ -72,6 +72,15 @@ void key_log_cb(const SSL* ssl, const char* line) {
     if (auto* e = static_cast<tls_engine*>(SSL_get_ex_data(ssl, engine_index()))) e->key_logged(line);
 }
 
+// OpenSSL tells of the alerts it writes only through an info callback. One set on the SSL
+// object replaces the context's for it, so a context's own callback is called from here.
+void info_cb(const SSL* ssl, int where, int ret) {
+    if ((where & SSL_CB_WRITE_ALERT) == SSL_CB_WRITE_ALERT && (ret >> 8) == SSL3_AL_FATAL)
+        if (auto* e = static_cast<tls_engine*>(SSL_get_ex_data(ssl, engine_index())))
+            e->fatal_alert_written(static_cast<std::uint8_t>(ret & 0xff));
+    if (auto* ctx_cb = SSL_CTX_get_info_callback(SSL_get_SSL_CTX(ssl))) ctx_cb(ssl, where, ret);
+}
+
 // The traffic secrets reach an application only through the context's key log callback.
 // corows sets it on a context that has none; a context that logs keys elsewhere (for a
 // packet capture, say) keeps its callback, and its connections stay within OpenSSL.
@@ -130,7 +139,9 @@ tls_engine::tls_engine(ssl_ctx_st* ctx) {
     }
     BIO_set_data(bio, this);
     SSL_set_bio(ssl_, bio, bio); // one reference, owned by ssl_
-    detach_possible_ = install_key_log(ctx) && SSL_set_ex_data(ssl_, engine_index(), this) == 1;
+    const bool indexed = SSL_set_ex_data(ssl_, engine_index(), this) == 1;
+    if (indexed) SSL_set_info_callback(ssl_, info_cb);
+    detach_possible_ = install_key_log(ctx) && indexed;
 }
 
 tls_engine::detach_state::~detach_state() {

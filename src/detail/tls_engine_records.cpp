@@ -29,6 +29,7 @@ tls_status tls_engine::fail(int reason, std::uint8_t alert) noexcept {
         // RFC 8446 §6: tell the peer why, as OpenSSL would; the caller sends it if it can.
         const std::uint8_t fatal[2] = {2, alert};
         sent_close_ = true;
+        alert_sent_ = alert;
         try {
             records_->seal(fatal, tls_content::alert, out_);
         } catch (...) {

@@ -1,6 +1,7 @@
 #include <corows/detail/buffer_pool.hpp>
 #include <corows/message.hpp>
 #include <corows/protocol/connection.hpp>
+#include <corows/protocol/shared_connection_counters.hpp>
 
 #include <algorithm>
 
@@ -22,6 +23,22 @@ connection::connection(std::shared_ptr<const options> opts)
       reader_(reader_config{role::server, opts_->max_message_size}),
       writer_(writer_config{role::server, opts_->frame_size}) {}
 
+connection::~connection() { count_into(nullptr); }
+
+void connection::count_into(connection_counters* c) noexcept {
+    if (c == counters_) return;
+    // The queued-bytes gauge holds queued() for each connection counting into it.
+    const std::uint64_t q = queued();
+    if (auto* k = counters_) {
+        k->queued_output_bytes.subtract(q);
+        if (auto* whole = k->part_of()) whole->retire(*k);
+    }
+    counters_ = c;
+    if (c) c->queued_output_bytes.add(q);
+}
+
+void connection::count_into(shared_connection_counters& c) { count_into(&c.enlist()); }
+
 // ---------------------------------------------------------------------- opening handshake
 
 void connection::begin_handshake(clock::time_point now) noexcept {
@@ -42,7 +59,11 @@ void connection::open(role r, std::string subprotocol, const std::optional<defla
     if (!subprotocol.empty() || params) agreed_ = std::make_unique<agreement>(agreement{std::move(subprotocol), params});
     state_ = connection_state::open;
     opened_ = true;
-    if (counters_) counters_->opened.add();
+    if (auto* k = counters_) {
+        k->opened.add();
+        if (last_ping_ != clock::time_point{}) k->handshake_took(now - last_ping_);
+    }
+    last_ping_ = {};
     bounded_ = false;
     last_rx_ = now;
     timeout_at_ = clock::time_point::max();
@@ -85,23 +106,32 @@ connection_event connection::next_event(message& m) {
         case read_event::need_more:
             return buffer_used_up();
         case read_event::progress:
+            if (r.frame_ended && counters_) counters_->frames_received.add();
             continue;
         case read_event::message:
             if (auto* k = counters_) {
                 k->messages_received.add();
                 k->payload_bytes_received.add(m.size());
+                k->frames_received.add();
             }
             return connection_event::message;
         case read_event::ping:
-            if (counters_) counters_->pings_received.add();
+            if (auto* k = counters_) {
+                k->pings_received.add();
+                k->frames_received.add();
+            }
             note_control(r.payload);
             if (!close_sent_) queue_pong(r.payload);
             return connection_event::ping;
         case read_event::pong:
-            if (counters_) counters_->pongs_received.add();
+            if (auto* k = counters_) {
+                k->pongs_received.add();
+                k->frames_received.add();
+            }
             note_control(r.payload);
             return connection_event::pong;
         case read_event::close:
+            if (counters_) counters_->frames_received.add();
             peer_closed(r);
             return connection_event::close;
         case read_event::failed:
@@ -201,7 +231,17 @@ void connection::queue_close(std::uint16_t code, std::string_view reason) {
         if (!reasons_) reasons_ = std::make_unique<close_reasons>();
         reasons_->ours = std::string(truncate_utf8(reason, max_close_reason));
     }
+    const std::size_t before = pending_.size();
     writer_.append_close(out(), code, reason);
+    count_control(before);
+}
+
+void connection::count_control(std::size_t queued_before) noexcept {
+    if (auto* k = counters_) {
+        k->frames_sent.add();
+        // In 64 bits: a replaced pong may leave the queue shorter than it was.
+        k->queued_output_bytes.add(std::uint64_t{pending_.size()} - queued_before);
+    }
 }
 
 std::error_code connection::closed_error() const noexcept {
@@ -267,6 +307,7 @@ connection::direct_frame connection::next_direct_frame(std::span<std::uint8_t, m
             k->payload_bytes_sent.add(f.payload.size() + rest.size());
         }
         k->wire_bytes_sent.add(f.header_size + f.payload.size());
+        k->frames_sent.add();
     }
     direct_continues_ = !rest.empty();
     return f;
@@ -274,16 +315,19 @@ connection::direct_frame connection::next_direct_frame(std::span<std::uint8_t, m
 
 std::error_code connection::send_message(message_kind kind, std::span<const std::uint8_t> payload, bool compress) {
     if (auto ec = write_status()) return ec;
+    // Only the encoded bytes grow here (a shared frame's charge does not).
+    const std::size_t before = pending_.bytes.size();
     if (auto ec = writer_.append_message(out(), kind, payload, compress)) {
         fail(ec);
         return ec;
     }
-    count_sent(payload.size());
+    count_sent(payload.size(), writer_.last_message_frames(), pending_.bytes.size() - before);
     return {};
 }
 
 std::error_code connection::send_prepared(const std::shared_ptr<const prepared_message>& pm) {
     if (auto ec = write_status()) return ec;
+    const std::size_t before = pending_.size();
     auto payload = pm->payload();
     bool fragments = writer_.frame_size() != 0 && payload.size() > writer_.frame_size();
     bool compress = writer_.would_compress(payload.size(), true);
@@ -305,28 +349,34 @@ std::error_code connection::send_prepared(const std::shared_ptr<const prepared_m
             if (auto* k = counters_) k->wire_bytes_sent.add(ready.size());
         }
     }
+    std::size_t frames = 1; // a shared or once-compressed frame is a whole message
     if (ready.empty()) {
         if (auto ec = writer_.append_message(out(), pm->kind(), payload, true)) {
             fail(ec);
             return ec;
         }
+        frames = writer_.last_message_frames();
     }
-    count_sent(payload.size());
+    count_sent(payload.size(), frames, pending_.size() - before);
     return {};
 }
 
 std::error_code connection::send_ping(std::span<const std::uint8_t> payload, clock::time_point now) {
     if (auto ec = write_status()) return ec;
+    const std::size_t before = pending_.size();
     writer_.append_control(out(), opcode::ping, payload);
     last_ping_ = now;
     if (counters_) counters_->pings_sent.add();
+    count_control(before);
     return {};
 }
 
 std::error_code connection::send_pong(std::span<const std::uint8_t> payload) {
     if (auto ec = write_status()) return ec;
+    const std::size_t before = pending_.size();
     writer_.append_control(out(), opcode::pong, payload);
     if (counters_) counters_->pongs_sent.add();
+    count_control(before);
     return {};
 }
 
@@ -334,14 +384,21 @@ void connection::queue_pong(std::span<const std::uint8_t> payload) {
     // RFC 6455 §5.5.3: only the latest of several unanswered pings needs its pong. A pong
     // still last in the queue is replaced, so a flood of pings queues one pong, not one each.
     auto& bytes = pending_.bytes;
-    if (pong_at_ != no_pong && pong_at_ + pong_size_ == bytes.size() &&
-        (!pending_.has_shared() || pending_.last_shared_at() <= pong_at_))
-        bytes.truncate(pong_at_);
-    else if (counters_)
-        counters_->pongs_sent.add();
+    const std::size_t before = pending_.size();
+    const bool replaces = pong_at_ != no_pong && pong_at_ + pong_size_ == bytes.size() &&
+                          (!pending_.has_shared() || pending_.last_shared_at() <= pong_at_);
+    if (replaces) bytes.truncate(pong_at_);
     byte_buffer& o = out();
     std::size_t at = o.size();
     writer_.append_control(o, opcode::pong, payload);
+    if (auto* k = counters_) {
+        // A replaced pong was counted as a frame and a pong when it was queued.
+        if (!replaces) {
+            k->pongs_sent.add();
+            k->frames_sent.add();
+        }
+        k->queued_output_bytes.add(std::uint64_t{pending_.size()} - before);
+    }
     // A queue past 4 GiB (a huge write_queue_limit) just does without the coalescing.
     pong_at_ = at < no_pong ? static_cast<std::uint32_t>(at) : no_pong;
     pong_size_ = static_cast<std::uint8_t>(o.size() - at);
@@ -365,6 +422,7 @@ output_queue& connection::take_output() noexcept {
 
 void connection::write_failed(std::error_code ec) noexcept {
     if (!write_error_) write_error_ = ec;
+    if (auto* k = counters_) k->queued_output_bytes.subtract(queued());
     pending_.clear();
     inflight_.clear();
     pong_at_ = no_pong;
@@ -416,9 +474,11 @@ timer_outcome connection::on_timer(clock::time_point now) {
         if (idle.count() <= 0 || now - last_rx_ < idle) {
             // Only the keepalive was due: any byte received counts as life, and a ping asks
             // a quiet peer for some.
+            const std::size_t before = pending_.size();
             writer_.append_control(out(), opcode::ping, {});
             last_ping_ = now;
             if (counters_) counters_->pings_sent.add();
+            count_control(before);
             return timer_outcome::ping;
         }
     }

@@ -16,6 +16,9 @@ connection_metrics& connection_metrics::operator+=(const connection_metrics& o) 
     pongs_received += o.pongs_received;
     pings_sent += o.pings_sent;
     pongs_sent += o.pongs_sent;
+    frames_received += o.frames_received;
+    frames_sent += o.frames_sent;
+    queued_output_bytes += o.queued_output_bytes;
     return *this;
 }
 
@@ -36,7 +39,15 @@ connection_metrics connection_counters::snapshot() const noexcept {
     m.pongs_received = pongs_received.get();
     m.pings_sent = pings_sent.get();
     m.pongs_sent = pongs_sent.get();
+    m.frames_received = frames_received.get();
+    m.frames_sent = frames_sent.get();
+    m.queued_output_bytes = queued_output_bytes.get();
     return m;
+}
+
+void connection_counters::add_handshakes_to(handshake_histogram& h) const noexcept {
+    for (std::size_t i = 0; i < handshake_buckets.size(); ++i) h.buckets[i] += handshake_buckets[i].get();
+    h.sum += std::chrono::nanoseconds(static_cast<std::chrono::nanoseconds::rep>(handshake_nanoseconds.get()));
 }
 
 } // namespace corows

@@ -15,9 +15,10 @@ read_result message_event() noexcept {
     return r;
 }
 
-read_result progress_event() noexcept {
+read_result progress_event(bool frame_ended = false) noexcept {
     read_result r;
     r.event = read_event::progress;
+    r.frame_ended = frame_ended;
     return r;
 }
 
@@ -108,7 +109,7 @@ read_result message_reader::end_of_frame(message& out) {
     in_frame_ = false;
     // Each fragment returns to the caller: a peer's endless run of them must not keep one
     // read() call going.
-    if (!frame_.fin) return progress_event();
+    if (!frame_.fin) return progress_event(true);
     if (auto ec = finish_message(out)) return failure(ec);
     return message_event();
 }

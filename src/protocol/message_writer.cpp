@@ -85,15 +85,19 @@ std::error_code message_writer::append_message(byte_buffer& out, message_kind ki
     opcode op = data_opcode(kind);
     if (frame_size_ == 0 || payload.size() <= frame_size_) {
         append_frame(out, op, true, rsv1, payload);
+        last_frames_ = 1;
         return {};
     }
+    std::uint32_t frames = 1;
     while (payload.size() > frame_size_) {
         append_frame(out, op, false, rsv1, payload.first(frame_size_));
         payload = payload.subspan(frame_size_);
         op = opcode::continuation;
         rsv1 = false;
+        ++frames;
     }
     append_frame(out, op, true, false, payload);
+    last_frames_ = frames;
     return {};
 }
 

@@ -6,7 +6,9 @@
 // no UB" it checks the rules a peer relies on: events stop once the connection is closed;
 // the state only moves forward; the output is valid frames for the peer's role, carrying the
 // echoes in order, each pong answering a ping, nothing after our close frame; a failure sends
-// the close code RFC 6455 gives its error; and the queue charges exactly what it holds.
+// the close code RFC 6455 gives its error; the queue charges exactly what it holds; and the
+// counters agree: the queued-bytes gauge is queued(), the frames sent are the frames the peer
+// reads.
 #include <corows/protocol/output_queue.hpp>
 #include <corows/protocol/connection.hpp>
 #include <corows/protocol/frame.hpp>
@@ -79,6 +81,7 @@ struct plan {
 
 struct driver {
     const plan& p;
+    corows::connection_counters counts; // outlives conn, which counts into it
     connection conn;
     clock_type::time_point now = clock_type::time_point{} + std::chrono::hours(1);
     bytes out;                   // everything written, in order
@@ -90,10 +93,12 @@ struct driver {
 
     explicit driver(const plan& pl)
         : p(pl), conn(std::make_shared<const corows::options>(pl.opts)) {
+        conn.count_into(&counts);
         conn.open(p.local, "", p.deflate, now);
     }
 
     void take() {
+        check(counts.snapshot().queued_output_bytes == conn.queued());
         if (!conn.has_output()) return;
         const std::size_t charged = conn.queued();
         auto& q = conn.take_output();
@@ -105,6 +110,7 @@ struct driver {
         q.for_each_piece([&](std::span<const std::uint8_t> piece) { out.insert(out.end(), piece.begin(), piece.end()); });
         conn.output_written();
         check(conn.queued() == 0);
+        check(counts.snapshot().queued_output_bytes == 0);
     }
 
     void on_message(const corows::message& m) {
@@ -169,7 +175,7 @@ void check_output(const driver& d) {
     corows::message_reader reader(corows::reader_config{peer, SIZE_MAX});
     if (d.p.deflate) reader.enable_deflate(corows::make_deflate_config(*d.p.deflate, peer, d.p.opts.deflate).receive);
     bytes out = d.out;
-    std::size_t pos = 0, echo = 0;
+    std::size_t pos = 0, echo = 0, frames = 0;
     bool closed = false;
     corows::message m;
     while (pos < out.size()) {
@@ -177,6 +183,7 @@ void check_output(const driver& d) {
         const corows::read_result r = reader.read(out, pos, m);
         check(r.event != corows::read_event::failed);
         if (r.event == corows::read_event::need_more) break;
+        if (r.event != corows::read_event::progress || r.frame_ended) ++frames;
         if (r.event == corows::read_event::message) {
             check(echo < d.echoes.size() && std::ranges::equal(m.data(), d.echoes[echo]));
             ++echo;
@@ -193,6 +200,7 @@ void check_output(const driver& d) {
     }
     check(pos == out.size());
     check(echo == d.echoes.size());
+    check(d.counts.snapshot().frames_sent == frames);
 }
 
 } // namespace

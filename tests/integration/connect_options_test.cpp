@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace {
 
@@ -163,5 +164,42 @@ BOOST_AUTO_TEST_CASE(the_deprecated_overloads_read_the_fields_options_still_has)
 #if defined(__GNUC__)
 #pragma GCC diagnostic pop
 #endif
+
+BOOST_AUTO_TEST_CASE(clients_on_several_threads_count_into_one_shared_counters) {
+    server_thread srv(corows::server_options(), echo);
+    const std::string url = "ws://" + srv.host() + "/";
+    corows::shared_connection_counters counts;
+    constexpr std::size_t clients = 4;
+    std::vector<std::future<std::string>> echoes;
+    {
+        asio::io_context ctx;
+        for (std::size_t i = 0; i < clients; ++i)
+            echoes.push_back(asio::co_spawn(asio::make_strand(ctx), [&]() -> asio::awaitable<std::string> {
+                corows::connect_options co;
+                co.counters = &counts;
+                auto ws = co_await corows::connect(url, co, asio::use_awaitable);
+                co_return co_await ping(ws);
+            }, asio::use_future));
+        std::thread other([&ctx] { ctx.run(); });
+        ctx.run();
+        other.join();
+    } // every connection is gone with the context
+    for (auto& e : echoes) BOOST_TEST(e.get() == "ping");
+    const auto m = counts.snapshot();
+    BOOST_TEST(counts.parts() == 0u);
+    BOOST_TEST(m.opened == clients);
+    BOOST_TEST(m.closed() == clients);
+    BOOST_TEST(m.closed_by[static_cast<std::size_t>(corows::ended_by::local)] == clients);
+    BOOST_TEST(m.closed_by_code[corows::code_slot(1000)] == clients);
+    BOOST_TEST(m.messages_sent == clients);
+    BOOST_TEST(m.messages_received == clients);
+    BOOST_TEST(m.payload_bytes_sent == 4 * clients);
+    // Masked: "ping" in 2 + 4 + 4 bytes, the close (1000) in 2 + 4 + 2; back unmasked, 6 and 4.
+    BOOST_TEST(m.wire_bytes_sent == (10u + 8u) * clients);
+    BOOST_TEST(m.wire_bytes_received == (6u + 4u) * clients);
+    BOOST_TEST(m.frames_sent == 2 * clients);
+    BOOST_TEST(m.frames_received == 2 * clients);
+    BOOST_TEST(m.queued_output_bytes == 0u);
+}
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -3,6 +3,7 @@
 #include <corows/metrics.hpp>
 #include <corows/server.hpp>
 
+#include "blocking_peer.hpp"
 #include "server_thread.hpp"
 #include "test_asio.hpp"
 
@@ -36,6 +37,15 @@ asio::awaitable<unsigned> status_for(unsigned short port, std::string head) {
     co_return b.starts_with("HTTP/1.1 ") && b.size() >= 12 ? static_cast<unsigned>(std::stoul(b.substr(9, 3))) : 0u;
 }
 
+// Opens a WebSocket to `port`, has `text` echoed, and closes with 1000.
+asio::awaitable<void> echo_once(unsigned short port, std::string text) {
+    tcp_ws ws = co_await connect_ws_to(port, corows::options{});
+    co_await ws.write_text(text);
+    auto m = co_await ws.read_message();
+    BOOST_TEST((m && m->text() == text));
+    co_await ws.close(1000, "");
+}
+
 std::string upgrade_to(std::string_view target, std::string_view version = "HTTP/1.1") {
     return "GET " + std::string(target) + " " + std::string(version) +
            "\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
@@ -61,11 +71,7 @@ BOOST_AUTO_TEST_CASE(a_server_counts_its_accepts_refusals_handshakes_and_websock
         {
             raw_peer gone = co_await connect_raw_to(port); // connects, then leaves without a word
         }
-        tcp_ws ws = co_await connect_ws_to(port, corows::options{});
-        co_await ws.write_text("hello");
-        auto m = co_await ws.read_message();
-        BOOST_TEST((m && m->text() == "hello"));
-        co_await ws.close(1000, "");
+        co_await echo_once(port, "hello");
     }, 20s);
     BOOST_TEST(ok == 1u);
     auto& srv = st.server();
@@ -94,6 +100,11 @@ BOOST_AUTO_TEST_CASE(a_server_counts_its_accepts_refusals_handshakes_and_websock
     // then the close frames, 8 bytes in and 4 out.
     BOOST_TEST(m.connections.wire_bytes_received == 11u + 8u);
     BOOST_TEST(m.connections.wire_bytes_sent == 7u + 4u);
+    BOOST_TEST(m.connections.frames_received == 2u); // the text and the close
+    BOOST_TEST(m.connections.frames_sent == 2u);
+    BOOST_TEST(m.connections.queued_output_bytes == 0u);
+    BOOST_TEST(m.tls_handshakes == 0u);
+    BOOST_TEST(m.tls_handshake_failures == 0u);
 }
 
 BOOST_AUTO_TEST_CASE(limits_refuse_with_their_own_reason) {
@@ -131,11 +142,70 @@ BOOST_AUTO_TEST_CASE(an_idle_peer_ends_by_timeout_and_a_silent_handshake_by_hand
     }, 20s);
     BOOST_TEST(ok == 1u);
     auto& srv = st.server();
-    BOOST_TEST(wait_until([&] { return srv.metrics().connections.closed() == 1; }, 5s));
+    // The refusal is counted when the server's handshake coroutine resumes, which may be after
+    // the client saw its connection end.
+    BOOST_TEST(wait_until([&] {
+        const auto m = srv.metrics();
+        return m.connections.closed() == 1 && refused(m, refusal_reason::handshake_timeout) == 1;
+    }, 5s));
     const auto m = srv.metrics();
     BOOST_TEST(closed(m, ended_by::timeout) == 1u);
     BOOST_TEST(m.connections.closed_by_code[corows::code_slot(1006)] == 1u);
     BOOST_TEST(refused(m, refusal_reason::handshake_timeout) == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(queued_output_counts_while_a_peer_does_not_read_and_returns_to_zero_when_it_leaves) {
+    // Event mode queues the echo whole (a coroutine's large echo would go out directly).
+    corows::server::event_handlers h;
+    h.on_message = [](tcp_ws& ws, const corows::message& m) { ws.send(m); };
+    server_thread st(corows::server_options{}, std::move(h));
+    auto& srv = st.server();
+    const bytes big(8 * 1024 * 1024, 'x');
+    const std::uint64_t frame = 10 + big.size(); // 0x82, 127, 8 bytes of length, the payload
+    {
+        blocking_peer peer(st.port(), 16 * 1024);
+        peer.upgrade(st.port());
+        BOOST_REQUIRE(peer.send(zero_key_frame(0x82, big)));
+        // The kernel takes some of it, but the write that holds it is not done: all of it counts.
+        BOOST_TEST(wait_until([&] { return srv.metrics().connections.queued_output_bytes == frame; }, 10s),
+                   srv.metrics().connections.queued_output_bytes);
+        BOOST_TEST(srv.metrics().connections.open() == 1u);
+    } // leaves with megabytes unread
+    BOOST_TEST(wait_until([&] {
+        const auto m = srv.metrics();
+        return m.connections.closed() == 1 && m.connections.queued_output_bytes == 0;
+    }, 10s), srv.metrics().connections.queued_output_bytes);
+}
+
+BOOST_AUTO_TEST_CASE(run_http_counts_the_handshake_its_handler_accepts) {
+    server_thread st(corows::server_options{}, [](tcp_ws& ws) -> asio::awaitable<void> {
+        auto [ec, req] = co_await ws.read_request(corows::use_tuple);
+        if (ec) co_return;
+        if (req.target == "/plain") { // answered without an upgrade: no handshake to time
+            corows::http_response res;
+            res.body = "ok";
+            co_await ws.write_response(res, corows::use_tuple);
+            co_return;
+        }
+        auto [aec] = co_await ws.accept(req, corows::accept_decision(), corows::use_tuple);
+        if (aec) co_return;
+        corows::message m;
+        while (co_await ws.read_message(m)) co_await ws.write_message(m);
+    }, raw_handler{});
+    const auto port = st.port();
+    auto ok = run_clients(1, [&](std::size_t) -> asio::awaitable<void> {
+        BOOST_TEST(co_await status_for(port, "GET /plain HTTP/1.1\r\nHost: x\r\n\r\n") == 200u);
+        co_await echo_once(port, "timed");
+    }, 20s);
+    BOOST_TEST(ok == 1u);
+    auto& srv = st.server();
+    BOOST_TEST(wait_until([&] { return srv.metrics().connections.closed() == 1; }, 5s));
+    const auto m = srv.metrics();
+    BOOST_TEST(m.accepted == 2u);
+    BOOST_TEST(m.connections.opened == 1u);
+    BOOST_TEST(m.handshake_duration.count() == 1u);
+    BOOST_TEST(m.handshake_duration.sum.count() > 0);
+    BOOST_TEST(m.handshake_duration.sum < std::chrono::nanoseconds(20s));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

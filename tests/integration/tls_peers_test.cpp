@@ -9,6 +9,7 @@
 #include "loopback.hpp"
 
 #include <corows/connect.hpp>
+#include <corows/metrics.hpp>
 #include <corows/server.hpp>
 #include <corows/detail/tls13_records.hpp>
 #include <corows/tls_stream.hpp>
@@ -644,6 +645,50 @@ BOOST_AUTO_TEST_CASE(node_clients_with_each_tls13_suite_and_tls12) {
     for (const char* suite : {"TLSv1.3 TLS_AES_128_GCM_SHA256", "TLSv1.3 TLS_AES_256_GCM_SHA384",
                               "TLSv1.3 TLS_CHACHA20_POLY1305_SHA256", "TLSv1.2 "})
         BOOST_TEST(out.find(std::string("OK ") + suite) != std::string::npos, suite << ": " << out);
+}
+
+BOOST_AUTO_TEST_CASE(the_server_counts_tls_handshakes_their_failures_and_the_alerts_they_sent) {
+    // TLS 1.3 only: a client that offers TLS 1.2 at most is answered with protocol_version.
+    tls_server s([](SSL_CTX* ctx) { SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION); });
+    s.echo();
+    auto old_client = client_context(loopback_cert());
+    SSL_CTX_set_max_proto_version(old_client.native_handle(), TLS1_2_VERSION);
+    auto cctx = client_context(loopback_cert());
+    loop l;
+    l.spawn("clients", [&]() -> asio::awaitable<void> {
+        const tcp::endpoint to{asio::ip::make_address("127.0.0.1"), s.port};
+        {
+            asio_tls c(l.ctx(), old_client);
+            co_await c.next_layer().async_connect(to, asio::use_awaitable);
+            corows::error_code ec;
+            co_await c.async_handshake(asio_tls::client, asio::redirect_error(asio::use_awaitable, ec));
+            BOOST_TEST((ec.category() == asio::error::get_ssl_category()), ec.message());
+        }
+        auto ws = co_await corows::connect("wss://localhost:" + std::to_string(s.port) + "/",
+                                           client_options(corows::options{}, &cctx), asio::use_awaitable);
+        co_await ws.write_text("over TLS 1.3");
+        co_await ws.read_message();
+        co_await ws.close();
+    });
+    l.run(20s);
+    const auto counted = [&] {
+        const auto m = s.srv->metrics();
+        return m.tls_handshakes == 1 && m.tls_handshake_failures == 1;
+    };
+    for (int i = 0; i < 500 && !counted(); ++i) std::this_thread::sleep_for(10ms);
+    const auto m = s.srv->metrics();
+    BOOST_TEST(m.tls_handshakes == 1u);
+    BOOST_TEST(m.tls_handshake_failures == 1u);
+    BOOST_TEST(m.tls_alerts_sent[corows::tls_alert_slot(SSL_AD_PROTOCOL_VERSION)] == 1u);
+    std::uint64_t alerts = 0;
+    for (auto n : m.tls_alerts_sent) alerts += n;
+    BOOST_TEST(alerts == 1u);
+    BOOST_TEST(m.refused[static_cast<std::size_t>(corows::refusal_reason::tls)] == 1u);
+    BOOST_TEST(m.connections.opened == 1u);
+    // From accept, the TLS handshake included.
+    BOOST_TEST(m.handshake_duration.count() == 1u);
+    const std::string text = corows::to_prometheus(m);
+    BOOST_TEST(text.find("\ncorows_tls_alerts_sent_total{alert=\"protocol_version\"} 1\n") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -899,6 +899,9 @@ BOOST_AUTO_TEST_CASE(counts_messages_bytes_and_control_frames_each_way) {
     BOOST_TEST(m.pings_sent == 1u);
     BOOST_TEST(m.pongs_sent == 1u);
     BOOST_TEST(m.wire_bytes_sent == out.size());
+    BOOST_TEST(m.frames_received == 4u);
+    BOOST_TEST(m.frames_sent == 3u);
+    BOOST_TEST(m.queued_output_bytes == 0u);
 }
 
 BOOST_AUTO_TEST_CASE(a_flood_of_pings_counts_the_pongs_that_go_out) {
@@ -943,6 +946,8 @@ BOOST_AUTO_TEST_CASE(a_direct_message_counts_once_over_its_frames) {
     BOOST_TEST(m.messages_sent == 1u);
     BOOST_TEST(m.payload_bytes_sent == 10u);
     BOOST_TEST(m.wire_bytes_sent == wire);
+    BOOST_TEST(m.frames_sent == 3u);
+    BOOST_TEST(m.queued_output_bytes == 0u); // a direct write is never queued
 }
 
 BOOST_AUTO_TEST_CASE(an_ending_counts_once_by_its_cause_and_close_code_and_closed_why_tells_the_cause) {
@@ -1040,6 +1045,106 @@ BOOST_AUTO_TEST_CASE(an_ending_counts_once_by_its_cause_and_close_code_and_close
     BOOST_TEST(corows::code_slot(4000) == corows::counted_codes - 1);
     BOOST_TEST(corows::code_slot(1015) == 15u);
     BOOST_TEST(corows::code_slot(999) == corows::counted_codes - 1);
+}
+
+BOOST_AUTO_TEST_CASE(counts_every_frame_each_way_fragments_and_control_frames_included) {
+    corows::options o;
+    o.frame_size = 4;
+    corows::connection_counters k;
+    auto c = counted_connection(role::server, k, o);
+    // A text message in two fragments with a ping between them, a binary one in one frame,
+    // and the peer's close: five frames, two messages.
+    receive(*c, cat({frame(0x01, str("hel")), frame(0x89, str("p")), frame(0x80, str("lo")),
+                     frame(0x82, bytes{1, 2, 3}), frame(0x88, close_payload(1000))}));
+    BOOST_TEST(events(*c) == (std::vector<std::string>{"ping:p", "text:hello", "binary:\x01\x02\x03", "close:1000"}));
+    auto m = k.snapshot();
+    BOOST_TEST(m.frames_received == 5u);
+    BOOST_TEST(m.messages_received == 2u);
+    // The pong and the close echo so far.
+    BOOST_TEST(m.frames_sent == 2u);
+    BOOST_TEST(output(*c) == cat({bytes{0x8a, 0x01}, str("p"), bytes{0x88, 0x02, 0x03, 0xe8}}));
+
+    // Ten bytes in frames of four: three frames for one message; then a ping.
+    auto d = counted_connection(role::server, k, o);
+    BOOST_REQUIRE(!d->send_message(corows::message_kind::binary, str("0123456789"), false));
+    BOOST_REQUIRE(!d->send_ping({}, t0));
+    BOOST_TEST(output(*d) == cat({bytes{0x02, 0x04}, str("0123"), bytes{0x00, 0x04}, str("4567"), bytes{0x80, 0x02},
+                                  str("89"), bytes{0x89, 0x00}}));
+    m = k.snapshot();
+    BOOST_TEST(m.frames_sent == 2u + 4u);
+    BOOST_TEST(m.messages_sent == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(the_queued_bytes_gauge_follows_the_queue_and_returns_to_zero) {
+    corows::connection_counters k;
+    auto queued = [&] { return k.snapshot().queued_output_bytes; };
+    {
+        auto c = counted_connection(role::server, k);
+        BOOST_REQUIRE(!c->send_message(corows::message_kind::text, str("abc"), false));
+        BOOST_TEST(queued() == 5u);
+        BOOST_REQUIRE(!c->send_ping(str("z"), t0));
+        BOOST_TEST(queued() == 8u);
+        c->take_output(); // in flight: still queued until written
+        BOOST_TEST(queued() == 8u);
+        BOOST_REQUIRE(!c->send_message(corows::message_kind::text, str("de"), false));
+        BOOST_TEST(queued() == 12u);
+        c->output_written();
+        BOOST_TEST(queued() == 4u);
+        BOOST_TEST(queued() == c->queued());
+        // Pings flood in: one pong stays queued, replaced by the latest.
+        receive(*c, cat({frame(0x89, str("1")), frame(0x89, str("22")), frame(0x89, str("333"))}));
+        events(*c);
+        BOOST_TEST(queued() == 4u + 5u);
+        // A shared frame is charged as the queue charges it.
+        auto pm = corows::prepared_message::make(str("shared"), corows::message_kind::text);
+        BOOST_REQUIRE(!c->send_prepared(pm));
+        BOOST_TEST(queued() == c->queued());
+        BOOST_TEST(queued() > 4u + 5u + 8u);
+        // Counting elsewhere takes the queue along.
+        corows::connection_counters other;
+        c->count_into(&other);
+        BOOST_TEST(queued() == 0u);
+        BOOST_TEST(other.snapshot().queued_output_bytes == c->queued());
+        c->count_into(&k);
+        BOOST_TEST(other.snapshot().queued_output_bytes == 0u);
+        BOOST_TEST(queued() == c->queued());
+    } // gone with its queue unwritten
+    BOOST_TEST(queued() == 0u);
+    {
+        // A failed write drops the queue, and the send timeout's close frame is queued to no end.
+        corows::options o;
+        o.send_timeout = milliseconds(100);
+        auto c = counted_connection(role::server, k, o);
+        BOOST_REQUIRE(!c->send_message(corows::message_kind::binary, bytes(300, 7), false));
+        c->take_output();
+        c->output_progress(t0);
+        BOOST_TEST((c->on_timer(t0 + milliseconds(100)) == corows::timer_outcome::timed_out));
+        BOOST_TEST(queued() == 304u + 2u + 2u + 22u); // the message, and 1008 "too slow: send timeout"
+        BOOST_TEST(queued() == c->queued());
+        c->write_failed(make_error_code(corows::error::send_timeout));
+        BOOST_TEST(queued() == 0u);
+    }
+    BOOST_TEST(queued() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(the_handshake_counts_from_the_time_given_to_its_opening) {
+    corows::connection_counters k;
+    {
+        auto c = std::make_unique<corows::connection>(settings());
+        c->count_into(&k);
+        c->count_handshake_from(t0);
+        c->open(role::server, "", std::nullopt, t0 + milliseconds(3));
+    }
+    {
+        // Without a start, as a client's: no duration.
+        auto c = counted_connection(role::client, k);
+        BOOST_REQUIRE(c->has_opened());
+    }
+    corows::handshake_histogram h;
+    k.add_handshakes_to(h);
+    BOOST_TEST(h.count() == 1u);
+    BOOST_TEST(h.buckets[2] == 1u); // over 2.5 ms, up to 5 ms
+    BOOST_TEST(h.sum.count() == std::chrono::nanoseconds(milliseconds(3)).count());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

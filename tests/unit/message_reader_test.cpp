@@ -15,8 +15,10 @@ using bytes = std::vector<std::uint8_t>;
 using corows::read_event;
 
 // Feeds `wire` to `reader` in chunks of `chunk` bytes the way the Asio layer does (append,
-// decode until need_more, move the undecoded tail to the front) and records each event.
-std::vector<std::string> feed(corows::message_reader& reader, const bytes& wire, std::size_t chunk) {
+// decode until need_more, move the undecoded tail to the front) and records each event;
+// counts in `frames` the frames each event says it ended.
+std::vector<std::string> feed(corows::message_reader& reader, const bytes& wire, std::size_t chunk,
+                              std::size_t* frames = nullptr) {
     std::vector<std::string> events;
     corows::byte_buffer buf;
     std::size_t pos = 0;
@@ -30,6 +32,7 @@ std::vector<std::string> feed(corows::message_reader& reader, const bytes& wire,
         for (;;) {
             auto r = reader.read(buf.data(), pos, m);
             if (r.event == read_event::need_more) break;
+            if (frames && (r.event != read_event::progress || r.frame_ended)) ++*frames;
             if (r.event == read_event::progress) continue;
             switch (r.event) {
             case read_event::message:
@@ -109,7 +112,9 @@ BOOST_AUTO_TEST_CASE(fragments_with_interleaved_control_frames_at_every_split_po
                                       "close:1000:done"};
     for (std::size_t chunk = 1; chunk <= wire.size(); ++chunk) {
         auto reader = server_reader();
-        BOOST_TEST(feed(reader, wire, chunk) == expected, "chunk " << chunk);
+        std::size_t frames = 0;
+        BOOST_TEST(feed(reader, wire, chunk, &frames) == expected, "chunk " << chunk);
+        BOOST_TEST(frames == 8u, "chunk " << chunk); // each frame ends once, however it is cut
     }
     // Every split into two reads, too.
     for (std::size_t split = 1; split < wire.size(); ++split) {
@@ -213,7 +218,9 @@ BOOST_AUTO_TEST_CASE(compressed_messages) {
         // The fragmented third message is self-contained literals, so the shared window does
         // not change it.
         std::vector<std::string> expected{"text:Hello", "text:Hello", "text:Hello"};
-        BOOST_TEST(feed(r, wire, chunk) == expected, "chunk " << chunk);
+        std::size_t frames = 0;
+        BOOST_TEST(feed(r, wire, chunk, &frames) == expected, "chunk " << chunk);
+        BOOST_TEST(frames == 4u, "chunk " << chunk);
     }
     // RSV1 on a continuation frame, and on a control frame.
     bytes bad_cont{0x41, 0x03, 0xf2, 0x48, 0xcd, 0xc0, 0x04, 0xc9, 0xc9, 0x07, 0x00};

@@ -48,6 +48,14 @@ BOOST_AUTO_TEST_CASE(fragmentation_splits_at_frame_size) {
     corows::byte_buffer out;
     BOOST_REQUIRE(!w.append_message(out, message_kind::text, str("Hello"), true));
     BOOST_TEST(to_vec(out) == (bytes{0x01, 0x02, 'H', 'e', 0x00, 0x02, 'l', 'l', 0x80, 0x01, 'o'}));
+    BOOST_TEST(w.last_message_frames() == 3u);
+    // Exactly a frame's worth, and nothing: one frame each.
+    BOOST_REQUIRE(!w.append_message(out, message_kind::text, str("Hi"), true));
+    BOOST_TEST(w.last_message_frames() == 1u);
+    BOOST_REQUIRE(!w.append_message(out, message_kind::binary, {}, true));
+    BOOST_TEST(w.last_message_frames() == 1u);
+    BOOST_REQUIRE(!w.append_message(out, message_kind::binary, str("abcd"), true));
+    BOOST_TEST(w.last_message_frames() == 2u);
 }
 
 BOOST_AUTO_TEST_CASE(client_frames_are_masked_with_fresh_keys) {

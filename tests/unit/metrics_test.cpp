@@ -26,6 +26,13 @@ BOOST_AUTO_TEST_CASE(every_family_has_help_and_type_before_its_samples) {
     m.connections.closed_by_code[corows::code_slot(4321)] = 0;
     m.connections.messages_received = 10;
     m.connections.messages_sent = 30;
+    m.connections.frames_received = 31;
+    m.connections.frames_sent = 32;
+    m.connections.queued_output_bytes = 33;
+    m.tls_handshakes = 34;
+    m.tls_handshake_failures = 3;
+    m.tls_alerts_sent[corows::tls_alert_slot(70)] = 2;
+    m.tls_alerts_sent[corows::tls_alert_slot(99)] = 1;
     const std::string t = corows::to_prometheus(m);
     BOOST_TEST(t.rfind("# HELP corows_connections_accepted_total ", 0) == 0u);
     BOOST_TEST(has_line(t, "# TYPE corows_connections_accepted_total counter"));
@@ -43,6 +50,18 @@ BOOST_AUTO_TEST_CASE(every_family_has_help_and_type_before_its_samples) {
     BOOST_TEST(has_line(t, "corows_close_codes_total{code=\"other\"} 0"));
     BOOST_TEST(has_line(t, "corows_messages_received_total 10"));
     BOOST_TEST(has_line(t, "corows_messages_sent_total 30"));
+    BOOST_TEST(has_line(t, "# TYPE corows_frames_received_total counter"));
+    BOOST_TEST(has_line(t, "corows_frames_received_total 31"));
+    BOOST_TEST(has_line(t, "corows_frames_sent_total 32"));
+    BOOST_TEST(has_line(t, "# TYPE corows_queued_output_bytes gauge"));
+    BOOST_TEST(has_line(t, "corows_queued_output_bytes 33"));
+    BOOST_TEST(has_line(t, "# TYPE corows_tls_handshakes_total counter"));
+    BOOST_TEST(has_line(t, "corows_tls_handshakes_total 34"));
+    BOOST_TEST(has_line(t, "corows_tls_handshake_failures_total 3"));
+    BOOST_TEST(has_line(t, "# TYPE corows_tls_alerts_sent_total counter"));
+    BOOST_TEST(has_line(t, "corows_tls_alerts_sent_total{alert=\"protocol_version\"} 2"));
+    BOOST_TEST(has_line(t, "corows_tls_alerts_sent_total{alert=\"other\"} 1"));
+    BOOST_TEST(has_line(t, "corows_tls_alerts_sent_total{alert=\"handshake_failure\"} 0"));
     BOOST_TEST(t.back() == '\n');
     // Each family's HELP comes right before its TYPE, and its samples after both.
     std::size_t families = 0, pos = 0;
@@ -54,7 +73,25 @@ BOOST_AUTO_TEST_CASE(every_family_has_help_and_type_before_its_samples) {
         ++families;
         pos = end;
     }
-    BOOST_TEST(families == 18u);
+    BOOST_TEST(families == 24u);
+    // Every sample: 46 before the frames, the queue and TLS, the histogram's 11, and 30 more.
+    std::size_t samples = 0;
+    for (std::size_t at = 0; at < t.size(); at = t.find('\n', at) + 1)
+        if (t[at] != '#') ++samples;
+    BOOST_TEST(samples == 46u + 11u + 3u + 2u + corows::tls_alert_slots);
+}
+
+BOOST_AUTO_TEST_CASE(tls_alerts_count_by_their_rfc_name_or_as_other) {
+    BOOST_TEST(std::string(corows::tls_alert_name(corows::tls_alert_slot(40))) == "handshake_failure");
+    BOOST_TEST(std::string(corows::tls_alert_name(corows::tls_alert_slot(116))) == "certificate_required");
+    BOOST_TEST(corows::tls_alert_slot(0) == corows::tls_alert_slots - 1); // close_notify is no failure's
+    BOOST_TEST(std::string(corows::tls_alert_name(corows::tls_alert_slots - 1)) == "other");
+    // Every name once, every code once.
+    for (std::size_t i = 0; i < corows::tls_alert_labels.size(); ++i)
+        for (std::size_t j = i + 1; j < corows::tls_alert_labels.size(); ++j) {
+            BOOST_TEST(corows::tls_alert_labels[i].description != corows::tls_alert_labels[j].description);
+            BOOST_TEST(std::string(corows::tls_alert_labels[i].name) != corows::tls_alert_labels[j].name);
+        }
 }
 
 BOOST_AUTO_TEST_CASE(the_handshake_histogram_is_cumulative_with_sum_and_count) {

@@ -29,25 +29,29 @@ inline refusal_reason refusal_for(std::error_code ec, bool draining) noexcept {
 }
 
 /// One server thread's counts. Aligned apart so that two threads' counts share no cache line.
+/// Handshake durations are the connections' (connection::count_handshake_from()).
 struct alignas(64) server_counters {
     connection_counters connections;
     single_writer_count accepted;
     std::array<single_writer_count, refusal_reason_count> refused;
-    std::array<single_writer_count, handshake_histogram::bounds.size() + 1> handshake_buckets;
-    single_writer_count handshake_nanoseconds;
+    single_writer_count tls_handshakes;
+    single_writer_count tls_handshake_failures;
+    std::array<single_writer_count, tls_alert_slots> tls_alerts_sent;
 
     void refuse(refusal_reason r) noexcept { refused[static_cast<std::size_t>(r)].add(); }
-    void handshake_took(std::chrono::nanoseconds d) noexcept {
-        handshake_buckets[handshake_histogram::bucket_of(d)].add();
-        handshake_nanoseconds.add(static_cast<std::uint64_t>(d.count() > 0 ? d.count() : 0));
+    /// A TLS handshake failed, sending the fatal alert `description` (none: negative).
+    void tls_failed(int description) noexcept {
+        tls_handshake_failures.add();
+        if (description >= 0) tls_alerts_sent[tls_alert_slot(static_cast<std::uint8_t>(description))].add();
     }
     /// Adds these counts to `m`, from any thread.
     void add_to(server_metrics& m) const noexcept {
         m.accepted += accepted.get();
         for (std::size_t i = 0; i < refused.size(); ++i) m.refused[i] += refused[i].get();
-        for (std::size_t i = 0; i < handshake_buckets.size(); ++i)
-            m.handshake_duration.buckets[i] += handshake_buckets[i].get();
-        m.handshake_duration.sum += std::chrono::nanoseconds(static_cast<std::chrono::nanoseconds::rep>(handshake_nanoseconds.get()));
+        connections.add_handshakes_to(m.handshake_duration);
+        m.tls_handshakes += tls_handshakes.get();
+        m.tls_handshake_failures += tls_handshake_failures.get();
+        for (std::size_t i = 0; i < tls_alerts_sent.size(); ++i) m.tls_alerts_sent[i] += tls_alerts_sent[i].get();
         m.connections += connections.snapshot();
     }
 };

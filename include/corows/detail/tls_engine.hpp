@@ -94,6 +94,8 @@ public:
     /// OpenSSL's error code (ERR_get_error(), or one packed the same way after
     /// detach_openssl()) of the last failed step; 0 if none.
     unsigned long error() const noexcept { return error_; }
+    /// The description (RFC 8446 §6) of the last fatal alert this engine sent; -1 if none.
+    int alert_sent() const noexcept { return alert_sent_; }
     /// The OpenSSL connection, for settings and inspection (SNI, peer certificate, ...); null
     /// after detach_openssl().
     ssl_st* native_handle() const noexcept { return ssl_; }
@@ -103,6 +105,8 @@ public:
     int bio_write(const char* from, int size);
     // For the key log callback: one line of NSS key log format from OpenSSL.
     void key_logged(const char* line) noexcept;
+    // For the info callback: OpenSSL wrote a fatal alert with `description`.
+    void fatal_alert_written(std::uint8_t description) noexcept { alert_sent_ = description; }
 
 private:
     /// Follows a stream of TLS records through the bytes fed to it, counting whole ones and
@@ -161,6 +165,7 @@ private:
     std::size_t in_pos_ = 0;               // how much of in_ OpenSSL has read
     std::vector<std::uint8_t> out_;        // ciphertext to send
     unsigned long error_ = 0;
+    int alert_sent_ = -1;
 };
 
 } // namespace corows::detail

@@ -80,10 +80,23 @@ public:
 
     /// A connection with `opts`, in the connecting state.
     explicit connection(std::shared_ptr<const options> opts);
+    /// Takes what it has queued off its counters' queued_output_bytes (and hands back a
+    /// shared_connection_counters part).
+    ~connection();
 
     /// Counts what this connection does into `c` (none: nullptr, the default) from now on;
     /// `c` must outlive the connection, and be written only from the thread that runs it.
-    void count_into(connection_counters* c) noexcept { counters_ = c; }
+    /// What it has queued moves from the counters before to `c`.
+    void count_into(connection_counters* c) noexcept;
+    /// Counts into a part of `c` of its own (shared_connection_counters::enlist()), so that
+    /// connections on other threads may count into `c` at once; `c` must outlive it.
+    void count_into(shared_connection_counters& c);
+    /// The opening handshake began at `at` (a server's accept): if it opens, the time from
+    /// `at` counts in the counters' handshake durations. Only while connecting.
+    void count_handshake_from(clock::time_point at) noexcept {
+        // last_ping_ means nothing before the connection opens; open() clears it.
+        if (state_ == connection_state::connecting) last_ping_ = at;
+    }
     /// Marks the connection as closed for being too slow (a hub's close policy), so that its
     /// ending counts as ended_by::slow_consumer.
     void note_slow_consumer() noexcept { slow_consumer_ = true; }
@@ -283,6 +296,7 @@ public:
     output_queue& take_output() noexcept;
     /// The last take_output() was written.
     void output_written() noexcept {
+        if (auto* k = counters_) k->queued_output_bytes.subtract(inflight_.size());
         inflight_.clear();
         if (!direct_) output_done();
     }
@@ -329,12 +343,17 @@ private:
     };
     ending decided_ending() const noexcept;
     void count_end() noexcept;
-    void count_sent(std::size_t payload) noexcept {
+    // A data message of `payload` bytes was queued as `frames` frames, `queued` bytes of queue.
+    void count_sent(std::size_t payload, std::size_t frames, std::size_t queued) noexcept {
         if (auto* k = counters_) {
             k->messages_sent.add();
             k->payload_bytes_sent.add(payload);
+            k->frames_sent.add(frames);
+            k->queued_output_bytes.add(queued);
         }
     }
+    // A control frame was queued (or a pong replaced) since the queue held `queued_before`.
+    void count_control(std::size_t queued_before) noexcept;
 
     std::shared_ptr<const options> opts_;
     connection_counters* counters_ = nullptr; // count_into()'s

@@ -30,6 +30,9 @@ enum class read_event : std::uint8_t {
 /// One result of message_reader::read(). Spans point into the buffer passed to read().
 struct read_result {
     read_event event = read_event::need_more; ///< what the read found
+    /// For `progress`: a frame (a non-final fragment) was consumed to its end. Every
+    /// message, ping, pong and close event ends a frame too.
+    bool frame_ended = false;
     std::span<const std::uint8_t> payload; ///< ping/pong/close frame payload
     std::uint16_t code = 0;                ///< close code (1005 when the frame had none)
     std::string_view reason;               ///< close reason (valid UTF-8)

@@ -53,6 +53,8 @@ public:
     /// Appends every frame of a data message to `out`; compresses when would_compress().
     std::error_code append_message(byte_buffer& out, message_kind kind,
                                    std::span<const std::uint8_t> payload, bool allow_compress);
+    /// Frames the last successful append_message() wrote: 1, or more when it fragmented.
+    std::size_t last_message_frames() const noexcept { return last_frames_; }
 
     /// Appends one control frame (payload of at most 125 bytes) to `out`.
     void append_control(byte_buffer& out, opcode op, std::span<const std::uint8_t> payload);
@@ -87,6 +89,7 @@ private:
     std::size_t frame_size_;
     role role_;
     bool deflate_enabled_ = false;
+    std::uint32_t last_frames_ = 1; // in what was padding: a message of 2^32 frames wraps
 };
 
 /// Returns the longest prefix of `reason` of at most `limit` bytes that does not split a
