@@ -85,11 +85,14 @@ def check(condition, what):
         raise AssertionError(what)
 
 
+# What echo_round_trips sends: text, binary, empty and large messages.
+ECHO_SAMPLES = ["hello", "", "ünïcødé ✓", "x" * 70000, b"\x00\x01\xff" * 10, b"", bytes(range(256)) * 4096]
+
+
 async def echo_round_trips(uri, ssl_context=None, **kwargs):
     """Text, binary, empty and large messages come back unchanged and of the same kind."""
     async with websockets.connect(uri, ssl=ssl_context, max_size=64 * 1024 * 1024, **kwargs) as ws:
-        samples = ["hello", "", "ünïcødé ✓", "x" * 70000, b"\x00\x01\xff" * 10, b"", bytes(range(256)) * 4096]
-        for sample in samples:
+        for sample in ECHO_SAMPLES:
             await ws.send(sample)
             got = await asyncio.wait_for(ws.recv(), TIMEOUT)
             check(type(got) is type(sample), "kind changed for a %d-byte message" % len(sample))
@@ -888,8 +891,12 @@ def scenario_echo_log(program):
     refusals = [l for l in lines if l.startswith("info refusal ")]
     check(refusals and "refused: bad_request: Upgrade header does not name websocket (RFC 6455 §4.2.1)" in refusals[0],
           "first refusal line: %r" % (refusals[:1],))
-    check(any(l.startswith("info connection #2 127.0.0.1:") and "closed by the peer with 1000 [peer]" in l
-              for l in lines), "no line for the echo client's ending: %r" % lines[:5])
+    # The ending says what the connection carried: echo_round_trips' samples, each echoed.
+    samples = [s.encode() if isinstance(s, str) else s for s in ECHO_SAMPLES]
+    carried = "%d messages (%d bytes)" % (len(samples), sum(len(s) for s in samples))
+    ending = "closed by the peer with 1000; received %s, sent %s [peer]" % (carried, carried)
+    check(any(l.startswith("info connection #2 127.0.0.1:") and l.endswith(ending) for l in lines),
+          "no line for the echo client's ending: %r" % lines[:5])
     check(len(refusals) < 150, "%d refusal lines for 301 bad requests: not rate-limited" % len(refusals))
 
 

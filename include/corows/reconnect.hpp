@@ -5,10 +5,12 @@
 
 #include <corows/asio.hpp>
 #include <corows/connect.hpp>
+#include <corows/connect_info.hpp>
 #include <corows/detail/drain_schedule.hpp> // detail::jitter_seed()
 #include <corows/error.hpp>
 #include <corows/options.hpp>
 #include <corows/protocol/backoff.hpp>
+#include <corows/protocol/http.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -21,19 +23,6 @@
 
 namespace corows {
 
-/// What reconnecting::on_connect's hook learns about the connection just opened.
-struct connect_info {
-    /// 1 for the first connection, 2 for the first reconnection, and so on.
-    unsigned connection = 0;
-    /// The tries this connection took (1: the first try succeeded).
-    unsigned attempts = 0;
-    /// The time spent waiting (backoff, Retry-After) before this connection, over all its tries.
-    std::chrono::milliseconds waited{0};
-    /// What ended the previous connection (kind none before the first connection); failed
-    /// attempts since then are not counted here but in attempts.
-    disconnect_reason previous{};
-};
-
 /// A client that reconnects: each next() returns an open connection, connecting again after
 /// the previous one ended (waiting first), until the ending says not to, or stop():
 ///
@@ -42,7 +31,7 @@ struct connect_info {
 ///         corows::message m;
 ///         while (co_await ws->read_message(m)) handle(m);
 ///     }
-///     // rc.reason() says why it ended
+///     // rc.closed_why() says why it ended
 ///
 /// next() and the connections run on the executor of the coroutine that calls next(), one
 /// thread at a time (as every websocket operation); stop() may be called from any thread.
@@ -77,7 +66,7 @@ public:
     void on_connect(connect_hook hook) { st_->hook = std::move(hook); }
 
     /// The next open connection, valid until the next call or this object's end; nullptr once
-    /// the loop is over (reason() says why). The first call connects at once; a later one
+    /// the loop is over (closed_why() says why). The first call connects at once; a later one
     /// closes the previous connection if it is still open, then unless should_reconnect says
     /// no, waits (backoff, or a refusal's Retry-After) and connects, again after each failed
     /// attempt. Runs the on_connect hook before returning a connection. Called again after a
@@ -86,7 +75,7 @@ public:
 
     /// Ends the loop, from any thread: a wait ends at once, a connect in progress is abandoned
     /// when it completes, an open connection is closed (1000), and next() returns nullptr with
-    /// reason() stopped.
+    /// closed_why().stopped().
     void stop() {
         st_->stopped.store(true);
         std::lock_guard<std::mutex> lock(st_->mutex);
@@ -100,8 +89,11 @@ public:
     bool stopped() const noexcept { return st_->stopped.load(); }
 
     /// Why the last connection or connect attempt ended; once next() returned nullptr, why
-    /// the loop ended (kind stopped, or the ending should_reconnect refused).
-    const disconnect_reason& reason() const noexcept { return st_->last; }
+    /// the loop ended (stopped(), or the ending should_reconnect refused). Not ended() before
+    /// anything has.
+    const close_info& closed_why() const noexcept { return st_->last; }
+    /// closed_why() in the deprecated record.
+    [[deprecated("use closed_why()")]] disconnect_reason reason() const { return st_->last; }
     /// The connections opened so far.
     unsigned connections() const noexcept { return st_->connections; }
 
@@ -115,7 +107,7 @@ private:
             if (timer) timer->cancel();
             if (connected && ws.is_open()) (void)ws.start_close(1000, "client stopping");
         }
-        bool should_reconnect(const disconnect_reason& r) const {
+        bool should_reconnect(const close_info& r) const {
             return policy.should_reconnect ? policy.should_reconnect(r) : reconnect_by_default(r);
         }
 
@@ -135,33 +127,44 @@ private:
         client_websocket ws;
         bool connected = false; // ws holds a connection opened by next()
         std::chrono::steady_clock::time_point connected_at{};
-        disconnect_reason last;
-        disconnect_reason previous; // how the last connection ended
+        close_info last;
+        close_info previous; // how the last connection ended
         unsigned connections = 0;
     };
 
-    // How the connection `s->ws` ended, or 0 if it is still open (the application moved on).
-    static disconnect_reason ending_of(state& s) {
-        disconnect_reason r;
-        r.kind = disconnect_kind::closed;
-        if (!s.ws.is_open()) {
-            // A connection failed by an error (a timeout, the server's protocol violation)
-            // got no close frame from the server: as good as dropped.
-            r.close_code = s.ws.close_code() != 0 ? s.ws.close_code() : 1006;
-            r.close_reason = std::string(s.ws.close_reason());
-            r.close = s.ws.closed_why();
-            if (r.close.code == 0) r.close.code = 1006; // closed under us, as the line above
-        }
-        r.message = r.close_code == 0 ? std::string("the application left the connection open")
-                                      : "the connection closed with " + std::to_string(r.close_code);
-        if (!r.close_reason.empty()) r.message += " (" + r.close_reason + ")";
+    // How the connection `s->ws` ended, or code 0 if it is still open (the application moved on).
+    static close_info ending_of(state& s) {
+        close_info r = s.ws.closed_why();
+        // A websocket no longer open without a known ending was closed under us: as dropped.
+        if (!s.ws.is_open() && r.code == 0) r.code = static_cast<std::uint16_t>(close_code::abnormal);
         return r;
     }
 
-    static disconnect_reason stopped_reason() {
-        disconnect_reason r;
-        r.kind = disconnect_kind::stopped;
-        r.message = "stopped";
+    // The loop was stopped: `r` (the connection the stop closed, if any) marked so.
+    static close_info stopped_reason(close_info r = {}) {
+        r.by = ended_by::local;
+        r.remote = false;
+        r.error = std::make_error_code(std::errc::operation_canceled);
+        return r;
+    }
+
+    // How a connect attempt that failed with `ec` ended, as `why` describes it.
+    static close_info failed_attempt(const error_code& ec, const connect_failure& why) {
+        close_info r;
+        r.phase = why.phase == connect_phase::http_upgrade ? close_phase::handshake : close_phase::connecting;
+        r.code = static_cast<std::uint16_t>(close_code::abnormal); // as a browser reports a failed connect
+        r.error = ec;
+        r.reason = why.message;
+        if (why.response) {
+            r.status = why.response->status;
+            if (auto v = why.response->find("Retry-After"))
+                r.retry_after = parse_retry_after(*v, std::chrono::system_clock::now());
+        }
+        // The server said no (a status, a refused or dropped connection), or our deadline
+        // passed, or something broke a rule (a bad URL, TLS, a bad answer).
+        r.remote = r.status != 0 || ec == asio::error::connection_refused || ec == asio::error::connection_reset ||
+                   ec == error::handshake_closed;
+        r.by = ec == error::timeout ? ended_by::timeout : r.remote ? ended_by::peer : ended_by::error;
         return r;
     }
 
@@ -211,7 +214,7 @@ private:
             s->waits.connection_lasted(std::chrono::duration_cast<std::chrono::milliseconds>(
                 std::chrono::steady_clock::now() - s->connected_at));
             s->ws = client_websocket(); // an open one closes with 1000 in the background
-            if (s->stopped.load()) s->last = stopped_reason();
+            if (s->stopped.load()) s->last = stopped_reason(s->last);
             if (!s->should_reconnect(s->last)) co_return nullptr;
             const auto d = s->waits.next_delay();
             waited += d;
@@ -238,24 +241,11 @@ private:
                 s->ws = std::move(ws);
                 s->connected = true;
                 s->connected_at = std::chrono::steady_clock::now();
-                connect_info info;
-                info.connection = ++s->connections;
-                info.attempts = attempts;
-                info.waited = waited;
-                info.previous = s->previous;
+                const connect_info info(++s->connections, attempts, waited, s->previous);
                 if (s->hook) co_await s->hook(s->ws, info);
                 co_return &s->ws;
             }
-            disconnect_reason r;
-            r.kind = disconnect_kind::connect_failed;
-            r.error = ec;
-            r.message = why.message;
-            if (why.response) {
-                r.status = why.response->status;
-                if (auto v = why.response->find("Retry-After"))
-                    r.retry_after = parse_retry_after(*v, std::chrono::system_clock::now());
-            }
-            s->last = std::move(r);
+            s->last = failed_attempt(ec, why);
             if (!s->should_reconnect(s->last)) co_return nullptr;
             // Retry-After is only honoured from a server saying "later" (429, 503), as RFC
             // 9110 §10.2.3 has it; elsewhere the field means nothing for a retry.

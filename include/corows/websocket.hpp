@@ -249,7 +249,8 @@ public:
     std::string_view close_reason() const noexcept { return s_->conn.peer_reason(); }
     /// Why the connection ended (or is ending), however it did: the first close frame
     /// (either side's: a send timeout reports our 1008 "too slow: send timeout"), 1006 if
-    /// neither side sent one, and the error reads and writes report; code 0 while open.
+    /// neither side sent one, and the error reads and writes report, the phase it ended in
+    /// and what it carried; code 0 while open.
     close_info closed_why() const { return s_->conn.closed_why(); }
     /// The protocol state this websocket drives (read-only: for inspection and tests).
     const connection& protocol() const noexcept { return s_->conn; }

@@ -16,7 +16,81 @@ namespace {
 // and far from overflowing a conversion to milliseconds.
 constexpr std::int64_t max_delta_seconds = std::int64_t{100} * 366 * 24 * 3600;
 
+// The close codes after which trying again can help.
+bool code_calls_for_reconnect(std::uint16_t code) noexcept {
+    switch (code) {
+    case 0:    // the application moved on from an open connection
+    case 1001: // going away: a server shutting down
+    case 1006: // dropped without a close frame
+    case 1011: // the server failed
+    case 1012: // service restart
+    case 1013: // try again later
+    case 1014: // bad gateway: the proxy's upstream failed
+        return true;
+    default:
+        return false;
+    }
+}
+
+// The code a decision reads: the server's, or 1006 where this side ended the connection for
+// a fault (a timeout, a slow consumer, the server's violation), which got no close frame from
+// the server and is as good as dropped.
+std::uint16_t server_code(const close_info& c) noexcept {
+    if (c.code == 0 || c.remote || c.by == ended_by::local) return c.code;
+    return static_cast<std::uint16_t>(close_code::abnormal);
+}
+
 } // namespace
+
+bool reconnect_by_default(const close_info& c) noexcept {
+    if (c.stopped()) return false;
+    if (!c.ended()) return true;
+    if (c.never_opened()) {
+        if (c.error.category() == url_error_category()) return false;
+        // 429 and 5xx say "later"; any other answer (401, 403, 404, a redirect) would be
+        // given again.
+        if (c.status != 0) return c.status == 429 || (c.status >= 500 && c.status <= 599);
+        return true;
+    }
+    return code_calls_for_reconnect(server_code(c));
+}
+
+// The deprecated record, kept for one release.
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#endif
+
+disconnect_reason::disconnect_reason() : kind(disconnect_kind::none) {}
+disconnect_reason::disconnect_reason(const disconnect_reason&) = default;
+disconnect_reason::disconnect_reason(disconnect_reason&&) noexcept = default;
+disconnect_reason& disconnect_reason::operator=(const disconnect_reason&) = default;
+disconnect_reason& disconnect_reason::operator=(disconnect_reason&&) noexcept = default;
+disconnect_reason::~disconnect_reason() = default;
+
+disconnect_reason::disconnect_reason(const close_info& c) : kind(disconnect_kind::none) {
+    if (c.stopped()) {
+        kind = disconnect_kind::stopped;
+        message = "stopped";
+        return;
+    }
+    if (c.never_opened()) {
+        kind = disconnect_kind::connect_failed;
+        error = c.error;
+        status = c.status;
+        retry_after = c.retry_after;
+        message = c.reason.empty() ? c.describe() : c.reason;
+        return;
+    }
+    if (!c.ended() && c.phase != close_phase::open && c.phase != close_phase::closing) return; // nothing yet
+    kind = disconnect_kind::closed;
+    close = c;
+    close_code = server_code(c);
+    if (c.remote) close_reason = c.reason;
+    message = close_code == 0 ? std::string("the application left the connection open")
+                              : "the connection closed with " + std::to_string(close_code);
+    if (!close_reason.empty()) message += " (" + close_reason + ")";
+}
 
 bool reconnect_by_default(const disconnect_reason& r) noexcept {
     switch (r.kind) {
@@ -24,26 +98,16 @@ bool reconnect_by_default(const disconnect_reason& r) noexcept {
     case disconnect_kind::stopped: return false;
     case disconnect_kind::connect_failed:
         if (r.error.category() == url_error_category()) return false;
-        // 429 and 5xx say "later"; any other answer (401, 403, 404, a redirect) would be
-        // given again.
         if (r.status != 0) return r.status == 429 || (r.status >= 500 && r.status <= 599);
         return true;
-    case disconnect_kind::closed:
-        switch (r.close_code) {
-        case 0:    // the application moved on from an open connection
-        case 1001: // going away: a server shutting down
-        case 1006: // dropped without a close frame
-        case 1011: // the server failed
-        case 1012: // service restart
-        case 1013: // try again later
-        case 1014: // bad gateway: the proxy's upstream failed
-            return true;
-        default:
-            return false;
-        }
+    case disconnect_kind::closed: return code_calls_for_reconnect(r.close_code);
     }
     return false;
 }
+
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
 
 backoff::backoff(const reconnect_options& o, std::uint_fast32_t seed)
     : initial_(std::max(o.initial_delay, std::chrono::milliseconds(0))),

@@ -42,6 +42,7 @@ void connection::count_into(shared_connection_counters& c) { count_into(&c.enlis
 // ---------------------------------------------------------------------- opening handshake
 
 void connection::begin_handshake(clock::time_point now) noexcept {
+    upgrading_ = true;
     auto t = opts_->handshake_timeout;
     auto at = t.count() > 0 ? now + t : clock::time_point::max();
     timeout_at_ = bounded_ ? std::min(timeout_at_, at) : at;
@@ -109,6 +110,8 @@ connection_event connection::next_event(message& m) {
             if (r.frame_ended && counters_) counters_->frames_received.add();
             continue;
         case read_event::message:
+            ++traffic_.messages_received;
+            traffic_.payload_bytes_received += m.size();
             if (auto* k = counters_) {
                 k->messages_received.add();
                 k->payload_bytes_received.add(m.size());
@@ -213,6 +216,8 @@ void connection::fail(std::error_code why) {
 
 void connection::end(std::error_code why) noexcept {
     const bool was_open = state_ == connection_state::open || state_ == connection_state::closing;
+    // A close handshake that completed ended from the open phase; ours unanswered did not.
+    if (state_ == connection_state::closing && !close_received_) ended_closing_ = true;
     state_ = connection_state::closed;
     if (!error_) error_ = why;
     if (was_open && counters_) count_end();
@@ -276,6 +281,10 @@ close_info connection::closed_why() const {
     i.code = e.code;
     i.remote = e.remote;
     i.by = e.by;
+    if (!opened_) i.phase = upgrading_ ? close_phase::handshake : close_phase::connecting;
+    else if (ended_closing_ || (state_ == connection_state::closing && !close_received_)) i.phase = close_phase::closing;
+    else i.phase = close_phase::open;
+    i.traffic = traffic_;
     if (reasons_ && e.code != 0 && e.code != static_cast<std::uint16_t>(close_code::abnormal))
         i.reason = e.remote ? reasons_->peer : reasons_->ours;
     return i;
@@ -301,6 +310,10 @@ connection::direct_frame connection::next_direct_frame(std::span<std::uint8_t, m
     rest = rest.subspan(f.payload.size());
     const opcode op = direct_continues_ ? opcode::continuation : data_opcode(kind);
     f.header_size = writer_.frame_header_for(out, op, rest.empty(), false, f.payload.size(), f.key);
+    if (!direct_continues_) {
+        ++traffic_.messages_sent;
+        traffic_.payload_bytes_sent += f.payload.size() + rest.size();
+    }
     if (auto* k = counters_) {
         if (!direct_continues_) {
             k->messages_sent.add();

@@ -21,7 +21,8 @@ namespace {
 using namespace corows::test;
 using namespace std::chrono_literals;
 using clock_type = std::chrono::steady_clock;
-using corows::disconnect_kind;
+using corows::close_phase;
+using corows::ended_by;
 
 long long ms(clock_type::duration d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); }
 
@@ -158,23 +159,36 @@ BOOST_AUTO_TEST_CASE(a_client_comes_back_after_a_server_restart) {
                 co_await read_to_end(*ws);
             }
         }
-        BOOST_TEST((rc.reason().kind == disconnect_kind::closed));
-        BOOST_TEST(rc.reason().close_code == 1000);
         // The client closed first: close_info says it was us, with our reason.
-        BOOST_TEST(rc.reason().close.code == 1000);
-        BOOST_TEST(rc.reason().close.reason == "done");
-        BOOST_TEST(!rc.reason().close.remote);
-        BOOST_TEST((rc.reason().close.by == corows::ended_by::local));
+        const corows::close_info& why = rc.closed_why();
+        BOOST_TEST((why.phase == close_phase::open));
+        BOOST_TEST(why.code == 1000);
+        BOOST_TEST(why.reason == "done");
+        BOOST_TEST(!why.remote);
+        BOOST_TEST((why.by == ended_by::local));
+        BOOST_TEST(!why.stopped());
+        // The second connection: the hook's "subscribe" and "hello 2", each echoed.
+        BOOST_TEST(why.traffic.messages_sent == 2u);
+        BOOST_TEST(why.traffic.payload_bytes_sent == 16u);
+        BOOST_TEST(why.traffic.messages_received == 2u);
+        BOOST_TEST(why.traffic.payload_bytes_received == 16u);
+        BOOST_TEST(why.describe() == "closed by us with 1000 (done); received 2 messages (16 bytes), sent 2 messages (16 bytes)");
     }, 30'000ms);
     restarter.join();
     BOOST_TEST(hooks.load() == 2);
     BOOST_TEST(second.connection == 2u);
-    BOOST_TEST((second.previous.kind == disconnect_kind::closed));
-    BOOST_TEST(second.previous.close_code == 1012);
-    BOOST_TEST(second.previous.close_reason == "service restart");
-    BOOST_TEST(second.previous.close.code == 1012);
-    BOOST_TEST(second.previous.close.remote);
-    BOOST_TEST((second.previous.close.by == corows::ended_by::peer));
+    // The first connection carried the hook's "subscribe" and "hello 1" (9 and 7 bytes) each
+    // way, then the server's drain closed it.
+    const corows::close_info& previous = second.previous_close;
+    BOOST_TEST((previous.phase == close_phase::open));
+    BOOST_TEST(previous.code == 1012);
+    BOOST_TEST(previous.reason == "service restart");
+    BOOST_TEST(previous.remote);
+    BOOST_TEST((previous.by == ended_by::peer));
+    BOOST_TEST(previous.traffic.messages_sent == 2u);
+    BOOST_TEST(previous.traffic.payload_bytes_sent == 16u);
+    BOOST_TEST(previous.traffic.messages_received == 2u);
+    BOOST_TEST(previous.traffic.payload_bytes_received == 16u);
     BOOST_REQUIRE(restarted.load());
     // Waits of at most 300, 600, 1200 ms while the port is closed: back well within 5 s.
     BOOST_TEST_MESSAGE("back " << ms(back_at - restarted_at) << " ms after the restart, after " << second.attempts
@@ -233,7 +247,7 @@ BOOST_AUTO_TEST_CASE(two_hundred_clients_cut_at_once_come_back_spread_over_the_w
                 } else {
                     back_at[i] = clock_type::now();
                     waited[i] = info.waited;
-                    codes[i] = info.previous.close_code;
+                    codes[i] = info.previous_close.code;
                     ++returned;
                 }
             });
@@ -290,7 +304,7 @@ BOOST_AUTO_TEST_CASE(two_hundred_clients_cut_at_once_come_back_spread_over_the_w
 
 BOOST_AUTO_TEST_CASE(a_normal_close_or_a_policy_violation_ends_the_loop) {
     // The server closes with the code the client asks for: 1000 and 1008 end the loop, with
-    // the code in reason(); no reconnection is tried.
+    // the code in closed_why(); no reconnection is tried.
     serving srv(0, [](tcp_ws& ws) -> asio::awaitable<void> {
         auto m = co_await ws.read_message();
         if (!m) co_return;
@@ -312,13 +326,16 @@ BOOST_AUTO_TEST_CASE(a_normal_close_or_a_policy_violation_ends_the_loop) {
                 }
                 BOOST_TEST(rounds == 1);
                 BOOST_TEST(rc.connections() == 1u);
-                BOOST_TEST((rc.reason().kind == disconnect_kind::closed));
-                BOOST_TEST(rc.reason().close_code == code);
-                BOOST_TEST(rc.reason().close_reason == "bye " + std::to_string(code));
-                BOOST_TEST(rc.reason().close.code == code);
-                BOOST_TEST(rc.reason().close.reason == "bye " + std::to_string(code));
-                BOOST_TEST(rc.reason().close.remote);
-                BOOST_TEST(rc.reason().close.error == make_error_code(corows::error::closed));
+                const corows::close_info& why = rc.closed_why();
+                BOOST_TEST((why.phase == close_phase::open));
+                BOOST_TEST(why.code == code);
+                BOOST_TEST(why.reason == "bye " + std::to_string(code));
+                BOOST_TEST(why.remote);
+                BOOST_TEST((why.by == ended_by::peer));
+                BOOST_TEST(why.error == make_error_code(corows::error::closed));
+                BOOST_TEST(why.traffic.messages_sent == 1u);
+                BOOST_TEST(why.traffic.payload_bytes_sent == 4u);
+                BOOST_TEST(why.traffic.messages_received == 0u);
             }, 20'000ms);
         }
     }
@@ -335,8 +352,8 @@ BOOST_AUTO_TEST_CASE(retry_after_is_honoured_and_bounded) {
             ro.initial_delay = 20ms;
             ro.max_delay = 20ms;
             // The default decision, recording what it was asked.
-            std::vector<corows::disconnect_reason> asked;
-            ro.should_reconnect = [&](const corows::disconnect_reason& r) {
+            std::vector<corows::close_info> asked;
+            ro.should_reconnect = [&](const corows::close_info& r) {
                 asked.push_back(r);
                 return corows::reconnect_by_default(r);
             };
@@ -355,12 +372,22 @@ BOOST_AUTO_TEST_CASE(retry_after_is_honoured_and_bounded) {
             BOOST_TEST(ms(took) < 10'000);
             BOOST_TEST(got.attempts == 2u);
             BOOST_TEST((got.waited >= 2'000ms && got.waited <= 2'020ms), got.waited.count());
-            BOOST_TEST((got.previous.kind == disconnect_kind::none)); // no connection before
+            BOOST_TEST(!got.previous_close.ended()); // no connection before
             BOOST_REQUIRE(asked.size() == 1u);
-            BOOST_TEST((asked[0].kind == disconnect_kind::connect_failed));
-            BOOST_TEST(asked[0].status == 503u);
-            BOOST_TEST((asked[0].error == corows::error::bad_status));
-            BOOST_TEST((asked[0].retry_after == std::chrono::seconds(2)));
+            const corows::close_info& refused = asked[0];
+            BOOST_TEST((refused.phase == close_phase::handshake));
+            BOOST_TEST(refused.never_opened());
+            BOOST_TEST(refused.status == 503u);
+            BOOST_TEST((refused.retry_after == std::chrono::seconds(2)));
+            BOOST_TEST((refused.error == corows::error::bad_status));
+            BOOST_TEST(refused.code == 1006);
+            BOOST_TEST(refused.remote);
+            BOOST_TEST((refused.by == ended_by::peer));
+            BOOST_TEST(refused.traffic.messages_received == 0u);
+            const std::string told = "failed in the handshake: refused with 503, Retry-After 2 s: corows::connect: ";
+            BOOST_TEST(refused.describe().compare(0, told.size(), told) == 0, refused.describe());
+            // The last attempt that ended is the refused one.
+            BOOST_TEST(rc.closed_why().status == 503u);
             co_await check_echo(*ws, "served");
         }, 30'000ms);
         BOOST_TEST(requests.load() == 2);
@@ -419,7 +446,7 @@ BOOST_AUTO_TEST_CASE(stop_ends_a_wait_or_a_connection_at_once) {
                 BOOST_TEST(!ws);
                 BOOST_TEST_MESSAGE("next() returned " << ms(clock_type::now() - stopped_at) << " ms after stop()");
                 BOOST_TEST(ms(clock_type::now() - stopped_at) < 1'000);
-                BOOST_TEST((rc.reason().kind == disconnect_kind::stopped));
+                BOOST_TEST(rc.closed_why().stopped());
                 BOOST_TEST(rc.stopped());
                 // Stopped stays stopped.
                 auto* again = co_await rc.next();
@@ -449,7 +476,16 @@ BOOST_AUTO_TEST_CASE(stop_ends_a_wait_or_a_connection_at_once) {
         }
         BOOST_TEST(rounds == 1);
         BOOST_TEST(ms(clock_type::now() - stopped_at) < 2'000);
-        BOOST_TEST((rc.reason().kind == disconnect_kind::stopped));
+        // Stopped, with the close the stop made.
+        const corows::close_info& why = rc.closed_why();
+        BOOST_TEST(why.stopped());
+        BOOST_TEST((why.by == ended_by::local));
+        BOOST_TEST((why.error == std::errc::operation_canceled));
+        BOOST_TEST((why.phase == close_phase::open));
+        BOOST_TEST(why.code == 1000);
+        BOOST_TEST(why.reason == "client stopping");
+        BOOST_TEST(why.traffic.messages_sent == 1u);
+        BOOST_TEST(!corows::reconnect_by_default(why));
     }, 20'000ms);
     stopper.join();
 }
@@ -463,10 +499,12 @@ BOOST_AUTO_TEST_CASE(a_403_refusal_and_a_bad_url_end_the_loop_at_once) {
         corows::reconnecting rc(srv.url(), corows::options{}, ro);
         auto* ws = co_await rc.next();
         BOOST_TEST(!ws);
-        BOOST_TEST((rc.reason().kind == disconnect_kind::connect_failed));
-        BOOST_TEST((rc.reason().error == corows::error::bad_status));
-        BOOST_TEST(rc.reason().status == 403u);
-        BOOST_TEST(rc.reason().message.find("403") != std::string::npos, rc.reason().message);
+        const corows::close_info& why = rc.closed_why();
+        BOOST_TEST((why.phase == close_phase::handshake));
+        BOOST_TEST((why.error == corows::error::bad_status));
+        BOOST_TEST(why.status == 403u);
+        BOOST_TEST(!why.retry_after.has_value());
+        BOOST_TEST(why.reason.find("403") != std::string::npos, why.reason);
         BOOST_TEST(rc.connections() == 0u);
 
         corows::reconnecting bad("http://127.0.0.1/");
@@ -474,10 +512,46 @@ BOOST_AUTO_TEST_CASE(a_403_refusal_and_a_bad_url_end_the_loop_at_once) {
         auto* none = co_await bad.next();
         BOOST_TEST(!none);
         BOOST_TEST(ms(clock_type::now() - start) < 1'000);
-        BOOST_TEST((bad.reason().error == corows::url_error::bad_scheme));
+        BOOST_TEST((bad.closed_why().error == corows::url_error::bad_scheme));
+        BOOST_TEST((bad.closed_why().phase == close_phase::connecting));
+        BOOST_TEST((bad.closed_why().by == ended_by::error));
     }, 20'000ms);
     BOOST_TEST(requests.load() == 1);
 }
+
+// The spelling of the last release, deprecated for this one: a decision taking
+// disconnect_reason, reason() and its kinds still compile and tell the same story.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+BOOST_AUTO_TEST_CASE(the_deprecated_disconnect_reason_still_compiles_and_converts) {
+    std::atomic<int> requests{0};
+    serving srv(0, refusing(requests, 1'000'000, 403, ""), true);
+    run_client([&]() -> asio::awaitable<void> {
+        corows::reconnect_options ro;
+        std::vector<corows::disconnect_reason> asked;
+        ro.should_reconnect = [&](const corows::disconnect_reason& r) {
+            asked.push_back(r);
+            return corows::reconnect_by_default(r);
+        };
+        corows::reconnecting rc(srv.url(), corows::options{}, ro);
+        corows::connect_info never{};
+        rc.on_connect([&](corows::client_websocket&, const corows::connect_info& info) -> asio::awaitable<void> {
+            never = info;
+            co_return;
+        });
+        BOOST_TEST(!co_await rc.next());
+        BOOST_REQUIRE(asked.size() == 1u);
+        BOOST_TEST((asked[0].kind == corows::disconnect_kind::connect_failed));
+        BOOST_TEST(asked[0].status == 403u);
+        BOOST_TEST((asked[0].error == corows::error::bad_status));
+        BOOST_TEST(asked[0].message.find("403") != std::string::npos, asked[0].message);
+        BOOST_TEST((rc.reason().kind == corows::disconnect_kind::connect_failed));
+        BOOST_TEST(rc.reason().status == 403u);
+        BOOST_TEST((never.previous.kind == corows::disconnect_kind::none));
+    }, 20'000ms);
+    BOOST_TEST(requests.load() == 1);
+}
+#pragma GCC diagnostic pop
 
 BOOST_AUTO_TEST_CASE(an_unreachable_server_is_retried_with_growing_waits_until_it_answers) {
     // Nothing listens at first: connect fails (refused) and is retried, the waits growing
@@ -502,8 +576,18 @@ BOOST_AUTO_TEST_CASE(an_unreachable_server_is_retried_with_growing_waits_until_i
         BOOST_REQUIRE(ws);
         BOOST_TEST_MESSAGE("connected after " << got.attempts << " attempts, " << got.waited.count() << " ms of waiting");
         BOOST_TEST(got.attempts >= 2u);
-        BOOST_TEST((got.previous.kind == disconnect_kind::none));
+        BOOST_TEST(!got.previous_close.ended());
         BOOST_TEST((got.waited >= 500ms)); // nothing listened for 700 ms
+        // The last attempt that failed: refused at TCP, before any HTTP.
+        const corows::close_info& refused = rc.closed_why();
+        BOOST_TEST_MESSAGE("the last failed attempt: " << refused.describe());
+        BOOST_TEST((refused.phase == close_phase::connecting));
+        BOOST_TEST((refused.error == corows::error_code(asio::error::connection_refused)));
+        BOOST_TEST(refused.code == 1006);
+        BOOST_TEST(refused.status == 0u);
+        BOOST_TEST(refused.remote);
+        BOOST_TEST((refused.by == ended_by::peer));
+        BOOST_TEST(corows::reconnect_by_default(refused));
         co_await check_echo(*ws, "late");
     }, 30'000ms);
     starter.join();

@@ -88,7 +88,17 @@ void expect_send_timeout(ending& end) {
     BOOST_TEST(end.why->error == make_error_code(corows::error::send_timeout));
     BOOST_TEST(!end.why->remote);
     BOOST_TEST((end.why->by == corows::ended_by::slow_consumer));
+    BOOST_TEST((end.why->phase == corows::close_phase::open));
     BOOST_TEST(end.reported == make_error_code(corows::error::send_timeout));
+}
+
+// What the connection carried, as closed_why() tells it.
+void expect_traffic(const corows::close_info& why, std::uint64_t messages_in, std::uint64_t bytes_in,
+                    std::uint64_t messages_out, std::uint64_t bytes_out) {
+    BOOST_TEST(why.traffic.messages_received == messages_in);
+    BOOST_TEST(why.traffic.payload_bytes_received == bytes_in);
+    BOOST_TEST(why.traffic.messages_sent == messages_out);
+    BOOST_TEST(why.traffic.payload_bytes_sent == bytes_out);
 }
 
 // A peer sends one 8 MiB message and never reads the echo: the echo stalls (a direct write
@@ -105,6 +115,9 @@ void never_reads_the_echo(mode m) {
     BOOST_REQUIRE(peer.send(zero_key_frame(0x82, big)));
     BOOST_TEST(wait_until([&] { return end.seen(); }, 10s), "not closed within 10 s");
     expect_send_timeout(end);
+    // The message and its echo, which the peer never took, counted as sent all the same.
+    std::lock_guard<std::mutex> lock(end.m);
+    expect_traffic(*end.why, 1, big.size(), 1, big.size());
 }
 
 // A peer reads a 1 MiB message a little at a time, every 100 ms (some 4 s for all of it with
@@ -202,6 +215,11 @@ BOOST_AUTO_TEST_CASE(a_hub_subscriber_that_never_reads_is_told_too_slow) {
     BOOST_TEST(end.why->code == 1008);
     BOOST_TEST(end.why->reason == "too slow: send timeout");
     BOOST_TEST(end.why->error == make_error_code(corows::error::send_timeout));
+    BOOST_TEST((end.why->by == corows::ended_by::slow_consumer));
+    BOOST_TEST((end.why->phase == corows::close_phase::open));
+    BOOST_TEST(end.why->traffic.messages_received == 0u);
+    BOOST_TEST(end.why->traffic.messages_sent >= 1u);
+    BOOST_TEST(end.why->traffic.payload_bytes_sent == end.why->traffic.messages_sent * KiB);
     BOOST_TEST(end.reported == make_error_code(corows::error::send_timeout));
 }
 
@@ -213,15 +231,21 @@ BOOST_AUTO_TEST_CASE(a_peers_close_and_an_idle_timeout_are_told_apart_from_a_slo
     for (mode m : {mode::coroutines, mode::events}) {
         BOOST_TEST_MESSAGE("endings, " << name(m));
         {
+            // Three messages of 1, 10 and 100 bytes, each echoed, then the peer's 1001.
             ending end;
             auto srv = echo_server(m, corows::server_options{}, end);
             lazy_peer peer(srv->port(), 16 * KiB);
+            const std::size_t sizes[] = {1, 10, 100};
+            for (std::size_t n : sizes) BOOST_REQUIRE(peer.send(text_frame(std::string(n, 'm'))));
             const bytes going_away{0x03, 0xe9};
             BOOST_REQUIRE(peer.send(zero_key_frame(0x88, going_away)));
             BOOST_REQUIRE(wait_until([&] { return end.seen(); }, 10s));
             std::lock_guard<std::mutex> lock(end.m);
             BOOST_TEST((end.why->by == corows::ended_by::peer));
+            BOOST_TEST((end.why->phase == corows::close_phase::open));
             BOOST_TEST(end.why->code == 1001);
+            expect_traffic(*end.why, 3, 111, 3, 111);
+            BOOST_TEST(end.why->describe() == "closed by the peer with 1001; received 3 messages (111 bytes), sent 3 messages (111 bytes)");
         }
         {
             corows::server_options so;
@@ -233,7 +257,11 @@ BOOST_AUTO_TEST_CASE(a_peers_close_and_an_idle_timeout_are_told_apart_from_a_slo
             BOOST_REQUIRE(wait_until([&] { return end.seen(); }, 10s));
             std::lock_guard<std::mutex> lock(end.m);
             BOOST_TEST((end.why->by == corows::ended_by::timeout));
+            BOOST_TEST((end.why->phase == corows::close_phase::open));
             BOOST_TEST(end.why->code == 1006);
+            expect_traffic(*end.why, 0, 0, 0, 0);
+            BOOST_TEST(end.why->describe() == "closed by us with 1006: " + make_error_code(corows::error::timeout).message() +
+                                                  "; received 0 messages (0 bytes), sent 0 messages (0 bytes)");
         }
     }
 }

@@ -104,7 +104,9 @@ BOOST_AUTO_TEST_CASE(a_refusal_an_ending_and_a_violation_are_logged_with_their_r
     BOOST_TEST(connections[0].message == "opened");
     BOOST_TEST(connections[0].connection == 2u);
     BOOST_TEST((connections[1].level == log_level::info));
-    BOOST_TEST(connections[1].message == "closed by the peer with 1000 (bye) [peer]");
+    // What it carried: "hi" and its echo.
+    BOOST_TEST(connections[1].message ==
+               "closed by the peer with 1000 (bye); received 1 message (2 bytes), sent 1 message (2 bytes) [peer]");
     BOOST_TEST(connections[1].connection == 2u);
     BOOST_TEST(connections[1].peer == connections[0].peer);
 
@@ -112,6 +114,39 @@ BOOST_AUTO_TEST_CASE(a_refusal_an_ending_and_a_violation_are_logged_with_their_r
     BOOST_TEST((violations[0].level == log_level::warning));
     BOOST_TEST(violations[0].connection == 3u);
     BOOST_TEST(violations[0].message == "protocol error: client frame is not masked (RFC 6455 §5.1); closed with 1002");
+}
+
+BOOST_AUTO_TEST_CASE(an_unanswered_close_is_logged_with_its_phase_and_what_it_carried) {
+    // The server echoes one message and closes; the peer never answers the close, so the
+    // close timeout ends it in the closing phase, which the record says.
+    log_box box;
+    corows::server_options o;
+    o.log.sink = box.sink();
+    o.log.level = log_level::info;
+    o.connection.close_timeout = 300ms;
+    server_thread st(o, [](tcp_ws& ws) -> asio::awaitable<void> {
+        corows::message m;
+        if (co_await corows::test::read_or_closed(ws, m)) co_return;
+        co_await ws.write_message(m);
+        (void)ws.start_close(1000, "done");
+        while (!co_await corows::test::read_or_closed(ws, m)) {}
+    });
+    const auto port = st.port();
+    auto ok = run_clients(1, [&](std::size_t) -> asio::awaitable<void> {
+        raw_peer quiet = co_await connect_raw_to(port);
+        co_await quiet.send_text(upgrade);
+        const std::uint8_t ping[] = {0x81, 0x84, 0, 0, 0, 0, 'p', 'i', 'n', 'g'}; // masked with a zero key
+        co_await quiet.send(ping);
+        quiet.set_timeout(5s);
+        while (co_await quiet.fill()) {}
+    }, 20s);
+    BOOST_TEST(ok == 1u);
+    BOOST_TEST(wait_until([&] { return !box.of(log_category::connection).empty(); }, 5s));
+    const auto connections = box.of(log_category::connection);
+    BOOST_REQUIRE(connections.size() == 1u);
+    BOOST_TEST(connections[0].message == "closed by us with 1000 (done), the peer's close frame never came: " +
+                                             make_error_code(corows::error::timeout).message() +
+                                             "; received 1 message (4 bytes), sent 1 message (4 bytes) [timeout]");
 }
 
 BOOST_AUTO_TEST_CASE(a_flood_of_bad_requests_is_held_to_the_rate_limit_and_counted) {

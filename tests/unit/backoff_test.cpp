@@ -8,25 +8,33 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <system_error>
 #include <vector>
 
 namespace {
 
 using namespace std::chrono_literals;
-using corows::disconnect_kind;
-using corows::disconnect_reason;
+using corows::close_info;
+using corows::close_phase;
+using corows::ended_by;
 
-disconnect_reason closed_with(std::uint16_t code) {
-    disconnect_reason r;
-    r.kind = disconnect_kind::closed;
-    r.close_code = code;
+// An open connection's ending with `code`: the server's close frame (remote), or ours.
+close_info closed_with(std::uint16_t code, bool remote = true, ended_by by = ended_by::peer) {
+    close_info r;
+    r.phase = close_phase::open;
+    r.code = code;
+    r.remote = remote;
+    r.by = by;
+    r.error = make_error_code(corows::error::closed);
     return r;
 }
 
-disconnect_reason failed_with(std::error_code ec, unsigned status = 0) {
-    disconnect_reason r;
-    r.kind = disconnect_kind::connect_failed;
+// A connect attempt that failed with `ec` (in the handshake, with `status`, if one is given).
+close_info failed_with(std::error_code ec, unsigned status = 0) {
+    close_info r;
+    r.phase = status != 0 ? close_phase::handshake : close_phase::connecting;
+    r.code = 1006;
     r.error = ec;
     r.status = status;
     return r;
@@ -49,10 +57,31 @@ const std::chrono::system_clock::time_point now =
 BOOST_AUTO_TEST_SUITE(backoff)
 
 BOOST_AUTO_TEST_CASE(each_close_code_reconnects_or_ends_the_loop) {
-    for (std::uint16_t code : {0, 1001, 1006, 1011, 1012, 1013, 1014})
+    for (std::uint16_t code : {1001, 1006, 1011, 1012, 1013, 1014})
         BOOST_TEST(corows::reconnect_by_default(closed_with(code)), code);
     for (std::uint16_t code : {1000, 1002, 1003, 1005, 1007, 1008, 1009, 1010, 3000, 4000, 4999})
         BOOST_TEST(!corows::reconnect_by_default(closed_with(code)), code);
+    // The application's own close is judged by its code, as the server's echo of it.
+    BOOST_TEST(!corows::reconnect_by_default(closed_with(1000, false, ended_by::local)));
+    BOOST_TEST(corows::reconnect_by_default(closed_with(1001, false, ended_by::local)));
+    // The application moved on from an open connection.
+    close_info left_open;
+    left_open.phase = close_phase::open;
+    BOOST_TEST(corows::reconnect_by_default(left_open));
+}
+
+BOOST_AUTO_TEST_CASE(a_connection_this_side_ended_for_a_fault_counts_as_dropped) {
+    // Our 1002 for the server's violation, our 1008 to a server that stopped reading, our
+    // idle timeout: the server sent no close frame, so these reconnect as 1006 would.
+    BOOST_TEST(corows::reconnect_by_default(closed_with(1002, false, ended_by::error)));
+    BOOST_TEST(corows::reconnect_by_default(closed_with(1008, false, ended_by::slow_consumer)));
+    BOOST_TEST(corows::reconnect_by_default(closed_with(1006, false, ended_by::timeout)));
+    // A close timeout after the application's 1000: the server never answered.
+    close_info unanswered = closed_with(1000, false, ended_by::timeout);
+    unanswered.phase = close_phase::closing;
+    BOOST_TEST(corows::reconnect_by_default(unanswered));
+    // The server's own 1002 ends the loop.
+    BOOST_TEST(!corows::reconnect_by_default(closed_with(1002, true, ended_by::error)));
 }
 
 BOOST_AUTO_TEST_CASE(connect_failures_reconnect_unless_trying_again_cannot_help) {
@@ -69,11 +98,72 @@ BOOST_AUTO_TEST_CASE(connect_failures_reconnect_unless_trying_again_cannot_help)
 }
 
 BOOST_AUTO_TEST_CASE(stop_never_reconnects_and_nothing_yet_does) {
-    disconnect_reason stopped;
-    stopped.kind = disconnect_kind::stopped;
+    close_info stopped;
+    stopped.by = ended_by::local;
+    stopped.error = std::make_error_code(std::errc::operation_canceled);
+    BOOST_TEST(stopped.stopped());
+    BOOST_TEST(stopped.ended());
     BOOST_TEST(!corows::reconnect_by_default(stopped));
-    BOOST_TEST(corows::reconnect_by_default(disconnect_reason{}));
+    // Stopped while a connection was open: its close stays, stopped() decides.
+    close_info stopped_open = closed_with(1001, false, ended_by::local);
+    stopped_open.error = stopped.error;
+    BOOST_TEST(!corows::reconnect_by_default(stopped_open));
+    BOOST_TEST(!close_info{}.ended());
+    BOOST_TEST(corows::reconnect_by_default(close_info{}));
 }
+
+// The record of the last release converts from close_info, keeps its old decision, and a
+// decision written for it still fits should_reconnect.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+BOOST_AUTO_TEST_CASE(the_deprecated_disconnect_reason_converts_and_decides_as_before) {
+    using corows::disconnect_kind;
+    using corows::disconnect_reason;
+    BOOST_TEST((disconnect_reason{}.kind == disconnect_kind::none));
+    BOOST_TEST((disconnect_reason(close_info{}).kind == disconnect_kind::none));
+
+    close_info peer = closed_with(1012);
+    peer.reason = "service restart";
+    const disconnect_reason closed = peer;
+    BOOST_TEST((closed.kind == disconnect_kind::closed));
+    BOOST_TEST(closed.close_code == 1012);
+    BOOST_TEST(closed.close_reason == "service restart");
+    BOOST_TEST(closed.close.code == 1012);
+    BOOST_TEST(closed.message == "the connection closed with 1012 (service restart)");
+    // Ours for a fault: the server's code was none, as dropped.
+    BOOST_TEST(disconnect_reason(closed_with(1002, false, ended_by::error)).close_code == 1006);
+
+    close_info refused = failed_with(corows::error::bad_status, 503);
+    refused.retry_after = std::chrono::seconds(2);
+    refused.reason = "corows::connect: WebSocket upgrade with h:1 failed: 503";
+    const disconnect_reason failed = refused;
+    BOOST_TEST((failed.kind == disconnect_kind::connect_failed));
+    BOOST_TEST(failed.status == 503u);
+    BOOST_TEST((failed.retry_after == std::chrono::seconds(2)));
+    BOOST_TEST(failed.message == refused.reason);
+
+    close_info stop;
+    stop.error = std::make_error_code(std::errc::operation_canceled);
+    BOOST_TEST((disconnect_reason(stop).kind == disconnect_kind::stopped));
+
+    // The old overload decides on the old fields.
+    disconnect_reason old;
+    old.kind = disconnect_kind::closed;
+    old.close_code = 1012;
+    BOOST_TEST(corows::reconnect_by_default(old));
+    old.close_code = 1000;
+    BOOST_TEST(!corows::reconnect_by_default(old));
+
+    // A decision of the last release, as a lambda or a std::function, fits the new member.
+    corows::reconnect_options ro;
+    ro.should_reconnect = [](const disconnect_reason& r) { return r.kind == disconnect_kind::closed && r.close_code == 4000; };
+    BOOST_TEST(ro.should_reconnect(closed_with(4000)));
+    BOOST_TEST(!ro.should_reconnect(closed_with(4001)));
+    std::function<bool(const disconnect_reason&)> f = [](const disconnect_reason& r) { return r.status == 503; };
+    ro.should_reconnect = f;
+    BOOST_TEST(ro.should_reconnect(refused));
+}
+#pragma GCC diagnostic pop
 
 BOOST_AUTO_TEST_CASE(the_ceiling_grows_by_the_factor_up_to_the_cap) {
     corows::backoff b(policy(500ms, 2.0, 5'000ms), 1);

@@ -853,6 +853,114 @@ BOOST_AUTO_TEST_CASE(closed_why_without_close_frames_and_after_a_violation) {
     }
 }
 
+BOOST_AUTO_TEST_CASE(closed_why_tells_the_phase_it_ended_in) {
+    using corows::close_phase;
+    {
+        // Gone before any HTTP (a server's TLS handshake): connecting.
+        corows::connection c(settings());
+        BOOST_TEST((c.closed_why().phase == close_phase::connecting));
+        BOOST_TEST(c.closed_why().describe() == "not open yet");
+        c.receive_closed();
+        auto why = c.closed_why();
+        BOOST_TEST((why.phase == close_phase::connecting));
+        BOOST_TEST(why.code == 1006);
+        BOOST_TEST(why.never_opened());
+    }
+    {
+        // The upgrade began and timed out: handshake.
+        corows::options o;
+        o.handshake_timeout = milliseconds(500);
+        corows::connection c(settings(o));
+        c.begin_handshake(t0);
+        BOOST_TEST((c.on_timer(t0 + milliseconds(500)) == corows::timer_outcome::timed_out));
+        auto why = c.closed_why();
+        BOOST_TEST((why.phase == close_phase::handshake));
+        BOOST_TEST((why.by == corows::ended_by::timeout));
+        BOOST_TEST(why.describe() == "failed in the handshake: " + make_error_code(corows::error::timeout).message());
+    }
+    {
+        // The idle timeout of an open connection: open.
+        corows::options o;
+        o.idle_timeout = milliseconds(100);
+        auto c = open_connection(role::server, o);
+        BOOST_TEST(c->closed_why().describe() == "open");
+        BOOST_TEST((c->on_timer(t0 + milliseconds(100)) == corows::timer_outcome::timed_out));
+        BOOST_TEST((c->closed_why().phase == close_phase::open));
+    }
+    for (role r : {role::server, role::client}) {
+        // Our close, answered: a close handshake that completed ends from the open phase.
+        auto c = open_connection(r);
+        BOOST_REQUIRE(!c->start_close(1000, "", t0));
+        BOOST_TEST((c->closed_why().phase == close_phase::closing)); // still waiting
+        receive(*c, frame(0x88, close_payload(1000), r == role::server));
+        events(*c);
+        c->receive_closed();
+        BOOST_TEST((c->closed_why().phase == close_phase::open));
+        BOOST_TEST(c->closed_why().describe() == "closed by us with 1000");
+    }
+    {
+        // Our close, never answered: the close timeout ends it in the closing phase.
+        corows::options o;
+        o.close_timeout = milliseconds(300);
+        auto c = open_connection(role::server, o);
+        BOOST_REQUIRE(!c->start_close(1001, "bye", t0));
+        BOOST_TEST((c->on_timer(t0 + milliseconds(300)) == corows::timer_outcome::timed_out));
+        auto why = c->closed_why();
+        BOOST_TEST((why.phase == close_phase::closing));
+        BOOST_TEST((why.by == corows::ended_by::timeout));
+        BOOST_TEST(why.code == 1001);
+        BOOST_TEST(why.describe() == "closed by us with 1001 (bye), the peer's close frame never came: " +
+                                         make_error_code(corows::error::timeout).message() +
+                                         "; received 0 messages (0 bytes), sent 0 messages (0 bytes)");
+    }
+    {
+        // Our close, then the transport went without the peer's: closing too.
+        auto c = open_connection(role::client);
+        BOOST_REQUIRE(!c->start_close(1000, "", t0));
+        c->receive_closed();
+        BOOST_TEST((c->closed_why().phase == close_phase::closing));
+        BOOST_TEST((c->closed_why().by == corows::ended_by::local));
+    }
+    {
+        // The peer's close to a client, then the server's end of TCP: open.
+        auto c = open_connection(role::client);
+        receive(*c, frame(0x88, close_payload(1000), false));
+        events(*c);
+        c->receive_closed();
+        BOOST_TEST((c->closed_why().phase == close_phase::open));
+    }
+}
+
+BOOST_AUTO_TEST_CASE(closed_why_carries_what_the_connection_moved_counted_or_not) {
+    // No count_into(): the connection's own counts, each way, every way of sending.
+    corows::options o;
+    o.frame_size = 4;
+    auto c = open_connection(role::server, o);
+    receive(*c, cat({frame(0x81, str("hello")), frame(0x82, bytes{1, 2, 3}), frame(0x89, str("p"))}));
+    events(*c);
+    BOOST_REQUIRE(!c->send_message(corows::message_kind::text, str("abc"), false));
+    BOOST_REQUIRE(!c->send_prepared(corows::prepared_message::make(str("shared"), corows::message_kind::text)));
+    output(*c);
+    const bytes payload = str("0123456789");
+    std::span<const std::uint8_t> rest(payload);
+    std::array<std::uint8_t, corows::max_frame_header_size> head{};
+    c->begin_direct();
+    while (!rest.empty()) c->next_direct_frame(head, corows::message_kind::binary, rest);
+    c->end_direct();
+    const corows::traffic_counts& t = c->traffic();
+    BOOST_TEST(t.messages_received == 2u);
+    BOOST_TEST(t.payload_bytes_received == 8u);
+    BOOST_TEST(t.messages_sent == 3u);
+    BOOST_TEST(t.payload_bytes_sent == 3u + 6u + 10u);
+    receive(*c, frame(0x88, close_payload(1000, "bye")));
+    events(*c);
+    auto why = c->closed_why();
+    BOOST_TEST(why.traffic.messages_received == 2u);
+    BOOST_TEST(why.traffic.messages_sent == 3u);
+    BOOST_TEST(why.traffic.payload_bytes_sent == 19u);
+    BOOST_TEST(why.describe() == "closed by the peer with 1000 (bye); received 2 messages (8 bytes), sent 3 messages (19 bytes)");
+}
+
 BOOST_AUTO_TEST_CASE(send_timeout_maps_to_1008) {
     BOOST_TEST((corows::close_code_for(corows::error::send_timeout) == corows::close_code::policy_violation));
     BOOST_TEST(make_error_code(corows::error::send_timeout).message().find("send timeout") == 0u);

@@ -16,20 +16,47 @@
 
 namespace corows {
 
-/// What ended a reconnecting client's last connection or connect attempt.
-enum class disconnect_kind : std::uint8_t {
+/// The default reconnect decision. Reconnects after a failed connect (TCP refused, timeout,
+/// TLS, a dropped handshake) and after a refusal with 429 or 5xx; not after a bad URL or any
+/// other refusal (401, 403, 404, a redirect: trying again cannot help). After a close:
+/// reconnects on 1001, 1006, 1011, 1012, 1013, 1014, when the application let the
+/// connection go open, and when this side ended it for a fault (a timeout, a slow consumer,
+/// the server's protocol violation: as good as dropped); ends on 1000, 1005 and every other
+/// code (1002, 1003, 1007, 1008, 1009, 1010, and the application's 3000-4999, which only it
+/// can judge). Never once stopped().
+bool reconnect_by_default(const close_info& c) noexcept;
+
+/// What ended a reconnecting client's last connection or connect attempt (deprecated: the
+/// close_info's phase and stopped() tell these apart).
+enum class [[deprecated("use close_info::phase and close_info::stopped()")]] disconnect_kind : std::uint8_t {
     none,           ///< nothing has ended yet
     connect_failed, ///< connect() failed: see error, and status for a refused upgrade
     closed,         ///< an open connection ended: see close_code
     stopped,        ///< stop() was called
 };
 
-/// Why a reconnecting client's last connection or connect attempt ended: what
-/// reconnect_options::should_reconnect decides on, and what reconnecting::reason() reports.
-struct disconnect_reason {
-    disconnect_reason() = default;
+/// The record a reconnecting client's decision got before close_info had a phase, a status
+/// and Retry-After (deprecated). A close_info converts to it, so a should_reconnect taking
+/// `const disconnect_reason&` still compiles.
+struct [[deprecated("use close_info")]] disconnect_reason {
+    /// Nothing ended (kind none).
+    disconnect_reason();
+    /// The same ending in the old terms: kind from c.phase and c.stopped(), close_code the
+    /// server's code (1006 where this side ended it for a fault), message c.describe().
+    disconnect_reason(const close_info& c);
+    // Compiled in src/protocol/backoff.cpp: defined here, they would copy `kind` (deprecated,
+    // so that its type may be named here) in every user's file and warn there.
+    /// Copies every field.
+    disconnect_reason(const disconnect_reason&);
+    /// Moves every field.
+    disconnect_reason(disconnect_reason&&) noexcept;
+    /// Copies every field.
+    disconnect_reason& operator=(const disconnect_reason&);
+    /// Moves every field.
+    disconnect_reason& operator=(disconnect_reason&&) noexcept;
+    ~disconnect_reason();
 
-    disconnect_kind kind = disconnect_kind::none; ///< which of the cases below
+    [[deprecated("use close_info::phase and close_info::stopped()")]] disconnect_kind kind; ///< which of the cases below
     /// connect_failed: connect()'s error (bad_status for a refused upgrade, a url_error for a
     /// bad URL, a socket, TLS or timeout error otherwise).
     std::error_code error{};
@@ -37,26 +64,19 @@ struct disconnect_reason {
     unsigned status = 0;
     /// connect_failed by a refusal with a valid Retry-After field: its delay.
     std::optional<std::chrono::seconds> retry_after{};
-    /// closed: how the connection ended, as websocket::closed_why() tells it (whose close
-    /// came first, its code and reason, the error); code 0 when the application let it go open.
+    /// closed: how the connection ended, as websocket::closed_why() tells it.
     close_info close{};
     /// closed: the server's close code, 1006 when the connection dropped without a close
     /// frame, 1005 for a close frame without a code, 0 when the application let it go open.
-    /// Deprecated: `close` says the same and more (close.remote, close.code); kept filled.
     std::uint16_t close_code = 0;
-    /// closed: the server's close reason. Deprecated: see `close` (close.reason); kept filled.
+    /// closed: the server's close reason.
     std::string close_reason{};
     /// A sentence for logs: connect_error's what(), or the close code and reason.
     std::string message{};
 };
 
-/// The default reconnect decision. Reconnects after a failed connect (TCP refused, timeout,
-/// TLS, a dropped handshake) and after a refusal with 429 or 5xx; not after a bad URL or any
-/// other refusal (401, 403, 404, a redirect: trying again cannot help). After a close:
-/// reconnects on 1001, 1006, 1011, 1012, 1013, 1014 and when the application let the
-/// connection go open; ends on 1000, 1005 and every other code (1002, 1003, 1007, 1008, 1009,
-/// 1010, and the application's 3000-4999, which only it can judge). Never after stop().
-bool reconnect_by_default(const disconnect_reason& r) noexcept;
+/// The default decision on the old record (deprecated: use the close_info overload).
+[[deprecated("use reconnect_by_default(const close_info&)")]] bool reconnect_by_default(const disconnect_reason& r) noexcept;
 
 /// How a reconnecting client waits between connections (corows::backoff) and which endings it
 /// reconnects after.
@@ -80,8 +100,10 @@ struct reconnect_options {
     /// The most a refusal's Retry-After may make the client wait (a hostile server must not
     /// park it for a year).
     std::chrono::milliseconds max_retry_after{300'000};
-    /// Decides whether to connect again after each ending; empty: reconnect_by_default.
-    std::function<bool(const disconnect_reason&)> should_reconnect{};
+    /// Decides whether to connect again after each ending (a close, a failed connect, a
+    /// stop()); empty: reconnect_by_default. A function taking the deprecated
+    /// `const disconnect_reason&` still fits, for one release.
+    std::function<bool(const close_info&)> should_reconnect{};
 };
 
 /// The waits of one reconnecting client: exponential, capped, fully jittered, with its own

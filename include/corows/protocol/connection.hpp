@@ -110,6 +110,8 @@ public:
     connection_state state() const noexcept { return state_; }
     /// True once the WebSocket opened (open() was called), whether or not it has ended since.
     bool has_opened() const noexcept { return opened_; }
+    /// What this connection carried so far: data messages and their payload, each way.
+    const traffic_counts& traffic() const noexcept { return traffic_; }
     /// The settings given at construction, or by use_settings().
     const options& settings() const noexcept { return *opts_; }
     /// Replaces the settings while connecting (a server's decision for this one connection,
@@ -214,7 +216,8 @@ public:
     /// or error::timeout if a timeout ended it, else error::closed.
     std::error_code closed_error() const noexcept;
     /// Why the connection ended or is ending: the first close frame (whose, its code and
-    /// reason), or 1006 without one, and error(); code 0 while open.
+    /// reason), or 1006 without one, error(), the phase it ended in (or is in) and traffic();
+    /// code 0 while open.
     close_info closed_why() const;
     /// Starts the close handshake at `now`: queues our close frame (once; `code` 0 sends
     /// none, `reason` is cut to 123 bytes) and arms close_timeout. error::bad_close_code for
@@ -345,6 +348,8 @@ private:
     void count_end() noexcept;
     // A data message of `payload` bytes was queued as `frames` frames, `queued` bytes of queue.
     void count_sent(std::size_t payload, std::size_t frames, std::size_t queued) noexcept {
+        ++traffic_.messages_sent;
+        traffic_.payload_bytes_sent += payload;
         if (auto* k = counters_) {
             k->messages_sent.add();
             k->payload_bytes_sent.add(payload);
@@ -357,6 +362,8 @@ private:
 
     std::shared_ptr<const options> opts_;
     connection_counters* counters_ = nullptr; // count_into()'s
+    // Counted on every connection, beside the per-thread counters: close_info reports them.
+    traffic_counts traffic_;
     message_reader reader_;
     message_writer writer_;
 
@@ -406,6 +413,8 @@ private:
     bool bounded_ : 1 = false; // bound_handshake()'s deadline is in timeout_at_
     bool slow_consumer_ : 1 = false; // note_slow_consumer()
     bool opened_ : 1 = false;        // open() was called
+    bool upgrading_ : 1 = false;     // begin_handshake() was called: the HTTP upgrade began
+    bool ended_closing_ : 1 = false; // ended after our close frame, without the peer's
 };
 
 } // namespace corows
