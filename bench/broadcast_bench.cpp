@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Broadcast benchmark: one 1 KiB message to 1,000 connected clients, over and over. A server
 // thread (core 0 when it has two) sends each message either as one prepared_message queued
 // by reference on every connection (ws.send / write_prepared) or as a separate write_message

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSL-1.0
 """Draws a benchmark run's results as SVG charts, from the results file the run wrote.
 
     python3 bench/chart.py echo [--no-baseline] RESULTS_MD OUT_DIR   # cpu.svg, memory.svg

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSL-1.0
 """Tests bench/chart.py: the figures it reads from results files of both benchmarks (exact
 numbers, ratio columns left out, † and n/a), and, where matplotlib is installed, that it draws
 the same SVG bytes twice, without a date or embedded fonts. Without matplotlib the drawing part

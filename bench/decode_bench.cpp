@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Frame decoding throughput over packets of small frames, frame by frame (decode_frame +
 // apply_mask, api=frame) and in batches (decode_frames, api=frames), and over large frames,
 // each beside memcpy of the same payload bytes in the same run (the yardstick the design sets:

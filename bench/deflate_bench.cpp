@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // permessage-deflate round trips (compress, decompress, compare) three ways in one run:
 //   init_per_frame  deflateInit2/inflateInit2 and deflateEnd/inflateEnd around every message
 //   corows          corows::deflate_stream / corows::inflate_stream, kept for the connection

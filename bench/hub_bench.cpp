@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The hub's delivery cost without sockets, so that a change to the hub shows and the kernel's
 // does not: 1,000 server websockets over in-memory streams (tests/fuzz/memory_stream.hpp),
 // all subscribed to one topic; each round publishes one 1 KiB message and runs the io_context

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // What the load generators of bench/ share (echo/echo_load.cpp, fanout/fanout_load.cpp):
 // their command-line walk with strict number parsing, a latency histogram, CPU time of this
 // and of other processes, and the file descriptor limit.

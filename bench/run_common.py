@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSL-1.0
 """What the benchmark drivers (bench/echo/run.py, bench/fanout/run.py) share: free ports, a
 server process started and listening, the load generators' `key=value` lines, and a few
 formatters. Imported from the bench directory, which each driver puts on sys.path.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSL-1.0
 # What the benchmarks' setup_peers.sh scripts share; sourced by them (bash, set -euo pipefail).
 # shellcheck shell=bash
 

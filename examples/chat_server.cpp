@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Chat server: serves the chat page at /, relays every message sent on /chat?room=NAME to
 // everyone in that room (the sender included), and answers load balancers' health checks at
 // /healthz and Prometheus' scrapes at /metrics, all on one port. Rooms are topics of a corows::hub, so they span the server's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Echo client: sends each line of standard input as a text message and prints each message
 // that comes back on its own line. After the end of input and the last echo it closes (1000)
 // and exits 0.

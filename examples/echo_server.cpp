@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Echo server: sends every message back as it came (text as text, binary as binary).
 //
 //   echo_server [--address A] [--port N] [--threads N] [--deflate]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSL-1.0
 """Writes a C++ header that holds a text file as `inline constexpr std::string_view NAME`.
 
     embed_text.py INPUT OUTPUT NAME

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSL-1.0
 """Runs an example program on 127.0.0.1 and talks to it the way a user would.
 
     example_test.py SCENARIO PROGRAM [OTHER_PROGRAM]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The examples' --log-level: corows' log records as lines on stderr.
 #pragma once
 

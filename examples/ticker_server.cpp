@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Ticker server: a price feed. A client connects to /ticker?symbol=AAA&symbol=BBB and receives
 // {"symbol":"AAA","price":101.25,"seq":17} for the symbols it named, and nothing else. Each
 // symbol is a topic of a corows::hub; a timer moves the prices of AAA, BBB, CCC and DDD by a

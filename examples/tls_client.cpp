@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // TLS client for a server whose certificate a private CA signed: trusts that CA and nothing
 // else, checks the server's name against the certificate, sends one message, prints the
 // reply, closes with 1000 and exits 0. A server the CA did not vouch for is an error (exit 1).

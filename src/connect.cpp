@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // connect(): resolve, TCP (Happy Eyeballs), a proxy's tunnel, TLS and the upgrade, compiled once
 // here rather than in every file that connects.
 #include <corows/connect.hpp>

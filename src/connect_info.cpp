@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // connect_info's special members, out of line so that copying the deprecated `previous` warns
 // nowhere (see connect_info.hpp).
 #include <corows/connect_info.hpp>

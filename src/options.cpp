@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // options' special members, out of line so that copying the deprecated client-only fields
 // warns nowhere (see options.hpp).
 #include <corows/options.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include <corows/detail/shared_compressor.hpp>
 #include <corows/prepared_message.hpp>
 #include <corows/protocol/frame.hpp>

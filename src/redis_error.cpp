@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include <corows/condition.hpp>
 #include <corows/redis_error.hpp>
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSL-1.0
 """Fails when a test case compiled into a Boost.Test program is run by no meson test.
 
     check_registry.py PROGRAM FILTER... [-- PROGRAM FILTER...]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSL-1.0
 """Lists the Boost.Test cases declared in C++ test files, for tests/meson.build.
 
     discover.py FILE...

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSL-1.0
 # Sourced by tools/check and tools/demo: installs what is missing on a Debian 12 machine.
 # apt-get update runs at most once, and only when something is missing.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSL-1.0
 """Handshake-slot attack on a WebSocket server on loopback, and an honest client's latency.
 
     attack.py --port N [--sockets 2000] [--sources 1] [--mode idle|trickle] [--seconds 30]

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSL-1.0
 # Runs attack.py against an echo_server started here, on loopback, and stops it.
 #
 #   bench/admission/run.sh ECHO_SERVER "SERVER FLAGS" ATTACK FLAGS...

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The same server written with Asio alone (bytes echoed over TCP, a coroutine per connection,
 // one thread): the floor against which echo_corows.cpp's compile time is read.
 #include <asio.hpp>

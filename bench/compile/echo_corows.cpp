@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The README's echo server: what one user file including <corows/server.hpp> costs to compile.
 #include <corows/server.hpp>
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSL-1.0
 """What corows adds to a user's compile: the README's echo server (echo_corows.cpp) against the
 same server written with Asio alone (echo_asio.cpp), side by side, at -O0 and -O2, with g++ and
 clang++. The best of --runs compiles each; CPU time (user + system of the compiler), which a

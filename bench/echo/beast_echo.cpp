@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Boost.Beast (1.74) echo server for the echo benchmark: C++20 coroutines, one thread,
 // TCP_NODELAY on, permessage-deflate when started with --deflate, wss with --cert and --key.
 //

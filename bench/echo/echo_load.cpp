@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Echo load generator: opens connections to a WebSocket echo server with corows' own client,
 // keeps `depth` messages in flight on each, verifies every echo byte for byte and in order,
 // and prints one line:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // A deliberately wrong echo server, to show that echo_load's verification catches what a
 // broken server does. Used only by bench/echo/selftest.py.
 //

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSL-1.0
 """Echo benchmark driver: corows' examples/echo_server, with a coroutine per connection
 ("corows") and with callbacks ("corows-events", --events), against the peer servers, in one run.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSL-1.0
 """Shows that echo_load's verification can fail: runs it against faulty_echo, which corrupts,
 reorders, drops or re-kinds every Nth echo, and expects errors (exit 1) for each fault and a
 clean run (exit 0, errors=0) for the correct echo.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSL-1.0
 # Installs and builds the peer echo servers of the echo benchmark; idempotent (a second run
 # only checks). Peers built from C++ go to $PEERS (default build-bench/peers).
 #

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // uWebSockets.js echo server for the echo benchmark (npm `uwebsockets`, a repack of
 // uWebSockets.js' prebuilt addons; its `source_commit` names the uWebSockets.js commit): one
 // thread, permessage-deflate when started with --deflate. uWS sets TCP_NODELAY itself. wss

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Node `ws` (8.x) echo server for the echo benchmark: one process, TCP_NODELAY on (ws sets
 // it), permessage-deflate when started with --deflate, wss (Node's https server) with --cert
 // and --key.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // websocketpp (0.8.2, Debian libwebsocketpp-dev) echo server for the echo benchmark: one
 // thread, TCP_NODELAY on, permessage-deflate when started with --deflate, wss with --cert and
 // --key (the stock asio_tls config).

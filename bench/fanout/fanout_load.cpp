@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Fan-out load generator: one publisher and S subscribers spread over the nodes of a chat
 // cluster (corows' examples/chat_server, or bench/fanout/socketio_node.js), on corows' own
 // client. Every message the publisher sends must reach every subscriber exactly once and in

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSL-1.0
 """Fan-out benchmark driver: one publisher, S subscribers spread over three nodes, the same
 messages through corows' examples/chat_server (a hub with the Redis backplane) and through
 Socket.IO 4 with @socket.io/redis-adapter, on one redis-server, in one run.

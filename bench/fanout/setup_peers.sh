@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSL-1.0
 # Installs what the fan-out benchmark needs; idempotent (a second run only checks).
 #
 #   bench/fanout/setup_peers.sh

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // One Socket.IO 4 node of the fan-out benchmark: WebSocket transport only, every client in
 // room "bench", and every "msg" a client emits sent to the whole room (the sender included),
 // on every node through @socket.io/redis-adapter: what corows' chat_server does with --redis.

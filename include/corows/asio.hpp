@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // corows/asio.hpp: the one header that names the Asio corows runs on. Inside namespace corows,
 // `asio` is standalone Asio, or Boost.Asio when COROWS_USE_BOOST_ASIO is defined (the
 // -Dasio=boost build option defines it for the library's consumers); `error_code` and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // corows::backplane: what a hub needs of a pub/sub system that joins several processes (Redis:
 // corows/redis_backplane.hpp). No Asio here: an implementation brings its own I/O.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // A growable contiguous byte buffer that never zero-fills and keeps its capacity.
 #pragma once
 

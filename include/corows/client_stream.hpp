@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // corows::client_stream: one stream type for ws:// and wss:// connections, so that connect()
 // can return the same websocket type whichever scheme the URL names.
 #pragma once

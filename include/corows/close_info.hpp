@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // corows::close_info: why a connection ended, one record for every way it can end (either
 // side's close frame, a lost transport, a violation, a timeout, a peer that stopped reading, a
 // connect attempt that failed), with where it was then and what it had carried.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // corows::condition: the few kinds of failure an application branches on, each matching the
 // codes of every corows error category (and the system and Asio codes named below), so that
 // `ec == corows::condition::timeout` holds whichever layer reported it.

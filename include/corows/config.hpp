@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // corows/config.hpp: which Asio corows runs on, and what it needs from it, settled before any
 // Asio header is read. corows/asio.hpp includes this first, so a consumer needs no compiler
 // flags beyond -std=c++20, the include path and, for Boost.Asio, COROWS_USE_BOOST_ASIO.

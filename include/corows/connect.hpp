@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // corows::connect(): a client connection from a ws:// or wss:// URL in one co_await — resolve,
 // TCP connect, TLS with SNI and certificate verification, WebSocket handshake.
 #pragma once

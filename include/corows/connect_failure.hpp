@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // What connect() and connect_unix() know about a failure beyond its error_code (the phase, the
 // peer, a detail, a refusal's answer), and the exception that carries it. Its own header so
 // that connect_options (which can point at one) and connect_unix() need no TLS.

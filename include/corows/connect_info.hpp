@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // corows::connect_info: what a reconnecting client's on_connect hook learns about the
 // connection just opened. Its own header, without Asio, so that its special members (which
 // copy a deprecated field) are compiled once in the library and warn nowhere.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Everything connect() and connect_unix() take beyond the URL and the completion token: the
 // connection's own settings, and the settings only a client's connect uses (route, TLS
 // context, request fields), which a server's connections need not carry.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // corows::connect_unix(): a client connection to a server on a Unix domain socket, from a
 // ws+unix: URL (the form of Node's ws library) in one co_await. A function of its own rather
 // than a scheme of connect(): connect()'s websocket is over TCP, optionally TLS, and a third

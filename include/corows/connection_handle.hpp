@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // corows::basic_connection_handle<Stream>: a copyable reference to one connection that any
 // thread may use to send to it or close it, and that outlives the connection harmlessly; and
 // for code on the connection's own thread (a hub), basic_connection_ref<Stream>, a weak

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Error codes and close codes shared by the protocol core and the Asio layer.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // corows::basic_hub<Stream>: topics across the threads of a process (and, with a backplane,
 // across processes). Subscribers are connections; a message published on a topic reaches each
 // of its subscribers on that subscriber's own thread, framed once for all of them.

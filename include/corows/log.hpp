@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // corows::log_options: where a server's (or a backplane's) log records go, how much is
 // logged, and the rate limit that keeps an attack from flooding the sink.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // A received WebSocket message: its kind and payload, owned or borrowed.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // corows::server_metrics: what a server did, as plain numbers (basic_server::metrics()), and
 // write_prometheus(), which writes them in Prometheus' text exposition format.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Settings of one connection, fixed at construction.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // A message framed once and sent to many connections (a broadcast), sans I/O.
 #pragma once
 

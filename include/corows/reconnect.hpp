@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // corows::reconnecting: a client that stays connected. next() connects, and after the
 // connection ends connects again when the ending calls for it (protocol/backoff.hpp decides),
 // waiting a jittered exponential backoff or the server's Retry-After first.

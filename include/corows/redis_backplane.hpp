@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // corows::redis_backplane: a corows::backplane over Redis pub/sub, so that hubs in several
 // processes (or on several machines) share their topics.
 //

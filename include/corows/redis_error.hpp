@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The Redis backplane's failures (corows/redis_backplane.hpp), in a category of their own so
 // that the Asio-free core's corows::error knows nothing of Redis.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // corows::basic_server<Stream>: listens, accepts, and runs one coroutine (or a set of event
 // callbacks) per WebSocket connection, on one thread or on N threads each with its own
 // io_context, and stops gracefully.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // corows::tls_stream: TLS over a TCP socket for servers with many idle connections. It does
 // what asio::ssl::stream does for corows, but holds no buffer while a connection is idle
 // (Asio's stream keeps about 68 KiB per connection whatever it does), and it waits for a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // corows::websocket<Stream>: the awaitable WebSocket connection, both roles, over any Asio
 // stream. This header declares the API; the operations are in impl/ (one per file), the I/O
 // they share in detail/transport.hpp, and every protocol rule in protocol/connection.hpp.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #pragma once
 // corows' error categories differ only in their name, each code's message and the condition
 // each code belongs to: one class template, given those, is all of them.

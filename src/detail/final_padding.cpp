@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "final_padding.hpp"
 
 #include <corows/detail/byte_order.hpp>

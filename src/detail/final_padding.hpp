@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Where a one-block DEFLATE stream's end-of-block code ends, read from its block header
 // alone: the code of symbol 256 is known once the Huffman code lengths are, and the stream's
 // last bits must be that code followed by zero padding. It spares to_flush_form() a trial

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "flush_form.hpp"
 #include "final_padding.hpp"
 #include "libdeflate_inflater.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Rewrites a complete raw DEFLATE stream (last block BFINAL=1, as libdeflate writes it) into
 // the form RFC 7692 §7.2.1 describes: no final block, ending where the receiver's appended
 // 00 00 FF FF completes an empty stored block.

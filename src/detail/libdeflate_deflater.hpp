@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // libdeflate behind an RAII handle (built only with COROWS_HAS_LIBDEFLATE): one whole message
 // in, raw DEFLATE out. Private to the library: the macro is not part of the public interface.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #ifdef COROWS_HAS_LIBDEFLATE
 
 #include "libdeflate_inflater.hpp"

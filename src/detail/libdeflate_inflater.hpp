@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // libdeflate's decompressor behind an RAII handle (built only with COROWS_HAS_LIBDEFLATE): a
 // whole raw DEFLATE stream in, all its output at once. Private to the library.
 #pragma once

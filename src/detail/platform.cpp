@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The OS calls behind corows/detail/platform.hpp.
 #include <corows/detail/platform.hpp>
 

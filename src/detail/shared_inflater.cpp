@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include <corows/detail/platform.hpp>
 #include <corows/detail/shared_inflater.hpp>
 #include <corows/protocol/inflate_stream.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The engine's records once OpenSSL has let go (detach_openssl()): reading and checking
 // what the peer sends through tls13_records, and the alerts and KeyUpdates that come with it.
 // Writing stays beside OpenSSL's path in tls_engine.cpp, one branch each.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The client's websocket (connect()'s result), compiled once here (see corows/detail/instances.hpp).
 #include <corows/connect.hpp>
 

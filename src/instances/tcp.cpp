@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The plain-TCP server and websocket, compiled once here (see corows/detail/instances.hpp).
 #include <corows/server.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include <corows/detail/buffer_pool.hpp>
 #include <corows/message.hpp>
 #include <corows/protocol/connection.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // decode_frames(): one loop over the frames of a packet. The per-frame path (decode_frame()
 // and apply_mask()) pays a call, a run-time kernel choice and a general header decoder for
 // every payload. Here a frame with a 7-bit length far enough from the end of the buffer is

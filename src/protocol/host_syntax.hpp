@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The RFC 3986 host grammar shared by the URL parsers (WebSocket URLs, proxy URLs) and the
 // no_proxy matcher, so that they agree on what an address literal and a host name are.
 #pragma once

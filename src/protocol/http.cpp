@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include <corows/detail/ascii.hpp>
 #include <corows/protocol/http.hpp>
 #include <corows/protocol/http_body.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "mask_kernels.hpp"
 
 #include <corows/detail/mask_impl.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The masking kernels' building blocks, shared by apply_mask() (mask.cpp) and the batch frame
 // decoder (frame_batch.cpp), which inlines its own short-payload kernel into its loop.
 #pragma once

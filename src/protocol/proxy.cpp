@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include <corows/condition.hpp>
 #include <corows/detail/ascii.hpp>
 #include <corows/detail/base64.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The SOCKS5 half of corows/protocol/proxy.hpp: RFC 1928 messages, RFC 1929 authentication.
 #include <corows/condition.hpp>
 #include <corows/detail/byte_order.hpp>

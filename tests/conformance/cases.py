@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSL-1.0
 # The conformance cases, by category. A case is a script run against a Conn (wsraw.py) that
 # is the same in both roles: only who masks differs, and the Conn handles that. Scripts raise
 # Violation on anything the RFCs do not allow.

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSL-1.0
 # RFC 6455 / RFC 7692 conformance suite: a scripted raw-frame peer that judges our examples
 # strictly by the RFCs. Standard library only (Debian's /usr/bin/python3).
 #

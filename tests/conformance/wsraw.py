@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSL-1.0
 # Raw RFC 6455 / RFC 7692 peer for the conformance suite: frames built and parsed byte by byte,
 # with nothing between us and the socket, so that we can send what no library would send and
 # judge every bit of what comes back. Standard library only (Debian's /usr/bin/python3).

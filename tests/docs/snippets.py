@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSL-1.0
 """Every C++ code block of the README and docs/ compiles and runs as a test.
 
     snippets.py generate OUT.cpp [--have=LIB]... PAGE.md...   one translation unit with every block

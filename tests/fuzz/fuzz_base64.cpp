@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Base64 is a bijection between byte strings and canonical texts: decoding anything and
 // re-encoding must give the text back, and encoding then decoding must give the bytes back.
 #include <corows/detail/base64.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // corows::connection, the sans-I/O protocol state, fed arbitrary bytes in arbitrary chunks as
 // either role, with or without permessage-deflate, while the driver echoes messages, pings,
 // starts a close, fires timers, takes output at random points and releases idle buffers.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Fuzzes the Sec-WebSocket-Extensions parser and permessage-deflate negotiation in both roles.
 // Invariants: format(parse(x)) parses back to the same structure; every offer the server
 // accepts yields a response the client accepts, with the same agreement on both ends; the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // detail::final_padding_candidates reads any bytes without reading past them, and whenever
 // zlib reads the bytes as exactly one final block followed by zero padding (as every
 // compressor writes it; zlib itself ignores the padding's value), that padding is among the

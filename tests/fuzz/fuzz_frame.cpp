@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Arbitrary bytes through a decode loop under several rule sets. Beyond "does not crash", it
 // checks what the codec promises: the inline and general decoders agree, positions stay in
 // the buffer, every accepted header obeys the rules and re-encodes to the very bytes it was

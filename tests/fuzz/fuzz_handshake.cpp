@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Feeds arbitrary bytes to the request and response parsers, whole, split in two and byte by
 // byte, and checks they agree; reads the target's query parameters; then drives whatever
 // parsed through the handshake both ways and checks the round trips; and decodes the same

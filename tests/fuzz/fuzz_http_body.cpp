@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The sans-I/O body decoder fed whole and in fuzzer-chosen pieces: both ways end alike, no
 // body passes its bound, nothing past the body is consumed, and a chunked body that decoded
 // decodes again from a re-encoding as one chunk.

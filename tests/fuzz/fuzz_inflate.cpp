@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Fuzzes inflate_stream with arbitrary data and deflate_stream/inflate_stream round trips.
 // Input: byte 0 picks window bits (8..15), context takeover and the limit; byte 1 picks the
 // compression level and mem level; byte 2 seeds the frame split points; the rest is data.

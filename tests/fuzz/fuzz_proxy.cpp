@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The proxy core against arbitrary input: the first byte picks the part, the rest is what a
 // proxy (or the environment) could send. A reader never consumes more than it was given nor
 // anything once finished, a SOCKS5 handshake stops at each message it must send, and a parsed proxy URL

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // A TLS connection after release_openssl() (tls_engine over tls13_records), a server's or a
 // client's (which skips session tickets), reading what a peer holding the keys sends: records
 // of any content type and content, key updates, and raw bytes between them, lent in pieces of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Differential fuzzing of the incremental UTF-8 validator against a slow reference that
 // reasons in code-point ranges, with the input cut into fuzzer-chosen pieces.
 #include <corows/protocol/utf8.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // A whole server connection, corows::websocket<memory_stream>, fed arbitrary bytes: accept(),
 // then read_message() and echo each message until the connection ends, optionally with a
 // second coroutine writing its own messages at the same time, pings, a server-initiated

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSL-1.0
 """Writes the seed inputs of fuzz_connection into corpus/connection/.
 
 Each seed is the target's two option bytes (see `plan` in fuzz_connection.cpp) followed by

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSL-1.0
 """Writes the seed inputs of fuzz_websocket into corpus/websocket/.
 
 Each seed is the target's four option bytes (see `plan` in fuzz_websocket.cpp) followed by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // An in-memory Asio stream for driving a corows::websocket without sockets: reads hand out a
 // fixed input in scripted chunk sizes and then report EOF; writes append to an output vector,
 // optionally a few bytes at a time or failing after a byte budget. Every operation completes

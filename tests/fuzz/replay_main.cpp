@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Runs a fuzz target's LLVMFuzzerTestOneInput on committed inputs without libFuzzer, so the
 // corpus is a regression test in every build. Arguments are files or folders (every regular
 // file in them, in name order). Fails if an input crashes the target (it aborts) or if there

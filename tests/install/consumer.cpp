@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // A program built against an installed corows, as a user's would be (tests/install/run.sh):
 // a corows server on a free loopback port, a corows client that connects with
 // corows::connect, one echo, a close handshake and a graceful stop. Exits 0 only if the echo

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // A program that uses the Redis backplane of an installed corows, built through corows-redis.pc
 // or CMake's corows::redis (tests/install/run.sh): the flags bring hiredis and
 // COROWS_HAS_REDIS. A backplane is made, started against a port nothing listens on, and stopped.

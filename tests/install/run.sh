@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSL-1.0
 # Installs the build into a fresh staging directory (meson install --destdir) and builds
 # consumer.cpp against what was installed, one way per call:
 #

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Admission control of corows::server (server_options' max_connections,
 // max_connections_per_address, max_handshakes; the idle timeout and keepalive on by default):
 // each limit holds against a peer that tries to take everything, and service comes back once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // A WebSocket client on a blocking socket, for the tests that flood a server or stop reading
 // it: nothing it does waits for the test's event loop, and a small receive buffer keeps a
 // reader that never reads from hiding megabytes in the kernel.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Broadcast with prepared messages: websocket::send() and write_prepared() to connections of
 // every kind (plain, compressed with and without context takeover, other window sizes,
 // fragmenting, client role), shared by reference, refused when the queue is full.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Cancellation with Asio's awaitable operators: `read || timer` must end the read cleanly
 // and lose nothing, wherever in a message the cancellation lands.
 #include "loopback.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Certificates made in memory for the TLS tests: self-signed ones, a CA and the certificates
 // it signs, expired ones; and the Asio contexts that present or trust them.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // connect() as the client tests call it: connect_options made from a test's options (and TLS
 // context, request fields), and the failure read from as_tuple and connect_options::failure
 // rather than caught.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The closing handshake over loopback: who starts it, what goes on the wire, which codes are
 // refused, and how long a silent peer can hold it up.
 #include "loopback.hpp"

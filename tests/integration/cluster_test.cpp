@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Several corows servers ("nodes") joined by corows::hub over a real redis-server: every member
 // of a room gets every message once, in order per sender, whatever node it is on; Redis dying
 // and coming back; a node drained with 1012 while the others keep chatting.

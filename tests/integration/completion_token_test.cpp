@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Completion tokens (detail/initiate.hpp): every operation of websocket and connect() with
 // Asio's tokens other than use_awaitable, against a real corows server on its own thread.
 #include "server_thread.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Several coroutines on one connection, a peer that stops reading, and a thousand
 // connections on one io_context.
 #include "loopback.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // connect(url, connect_options, token): every kind of completion token, the client-only
 // fields that moved out of options, and the deprecated overloads that still read them there.
 // Proxies are covered by proxy_test.cpp and Happy Eyeballs by happy_eyeballs_test.cpp, both

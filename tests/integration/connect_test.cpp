@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Every failed connect() says where and why: a refusal carries the server's answer, and each
 // phase (resolve, TCP connect, TLS, HTTP upgrade, a timeout in any of them) names itself and
 // the peer in the message.

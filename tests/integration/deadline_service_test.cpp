@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // corows::detail::deadline_service: the one timer per execution context behind every
 // connection's deadline.
 #include <corows/asio.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The acceptor of corows::server out of descriptors: it pauses rather than spin on EMFILE,
 // and serves the client that waited once descriptors are free. Linux only (tests/meson.build:
 // linux_only): the test lowers its own limit with prlimit(2), fills it with /dev/null and

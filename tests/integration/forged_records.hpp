@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // A test's own TLS 1.3 peer forging records: its OpenSSL context logs the traffic secrets, and
 // the test then seals records of its choosing with the library's tls13_records, as a hostile
 // peer holding the keys would.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // corows::detail::launch_handler: a server's connection handler as a coroutine thread with a
 // small entry frame, and drop_recycled_frames(), which keeps the handler's frames out of the
 // larger blocks the handshake's coroutines leave behind.

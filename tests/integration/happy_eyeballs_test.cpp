@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Happy Eyeballs (include/corows/detail/happy_eyeballs.hpp): an address that drops SYNs costs
 // the connection attempt delay, not the handshake timeout; a refusing one costs nothing.
 //

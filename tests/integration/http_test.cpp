@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Plain HTTP on a custom server's connection: request bodies after read_request(), responses
 // that keep the connection for the next request, curl as the client.
 #include "loopback.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The small text protocol the hub and cluster tests speak to a server whose connections
 // subscribe and publish through a corows::hub.
 #pragma once

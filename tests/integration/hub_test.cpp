@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // corows::hub on 127.0.0.1 servers: publishing from any thread to subscribers on every server
 // thread, order per publisher, the slow-consumer policies, subscribers leaving while messages
 // are in flight, ten thousand topics, and connection handles.

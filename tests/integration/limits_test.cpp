@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Faults and limits at scale: a 1 GiB decompression bomb, absurd frame lengths, slow and
 // silent peers against a server's timeouts, peers that vanish at every awkward moment, a
 // 1 GiB write to a peer that stops reading, 10,000 connections in waves, 100,000 messages

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Loopback fixtures: a corows server and client against each other (run_pair), and a raw TCP
 // peer that speaks the protocol byte by byte, to play a misbehaving client or server.
 #pragma once

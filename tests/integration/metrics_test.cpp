@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // basic_server::metrics() against real connections: what it counts for each way a connection
 // is accepted, refused, opened and ended.
 #include <corows/metrics.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Frames a misbehaving peer sends, byte for byte, and the RFC's answer on the wire: close 1002
 // for protocol violations, 1007 for invalid UTF-8, 1009 for oversized messages. Also frames
 // that are legal but unusual: control frames between the fragments of a message.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Real proxies for one test: tinyproxy (HTTP CONNECT) and microsocks (SOCKS5), each started on
 // a free loopback port with a temp config, killed (SIGKILL) and cleaned up with the object.
 // Tests that need one skip when it is not installed (COROWS_SKIP_WITHOUT(program)).

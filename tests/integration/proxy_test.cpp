@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // connect() through proxies: real ones (tinyproxy for HTTP CONNECT, microsocks for SOCKS5,
 // each started by the test on a free port; skipped when not installed) for ws:// and wss://,
 // with and without credentials, taken from options or the environment; and fake ones in the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // read_or_closed(): one read_message() whose end of the connection is error::closed, for tests
 // that wait for "any end" and then judge the code.
 #pragma once

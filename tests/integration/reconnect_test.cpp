@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // corows::reconnecting against real servers: it comes back after a restart, spreads a herd
 // of clients over its jitter window, honours Retry-After within its bound, ends the loop on
 // closes and refusals that retrying cannot mend, and stops at once from any thread.

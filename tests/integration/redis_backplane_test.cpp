@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // corows::redis_backplane against a real redis-server (tests/integration/redis_server.hpp):
 // two instances on one io_context stand for two processes. Delivery, kinds and ordering; a
 // Redis killed and restarted mid-stream; AUTH; a Unix socket; and a fake "Redis" that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // corows::test::redis_server: a real redis-server for one test, on a free loopback port (and,
 // if asked, a Unix socket and a password), with no persistence; it can be killed (SIGKILL)
 // and restarted on the same port, and dies with the object. Tests that need one skip when

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // options::send_timeout and options::send_buffer_size against raw peers on 127.0.0.1: a peer
 // that stops reading is closed with 1008 "too slow: send timeout" within the deadline (coroutine
 // handlers, event handlers, the hub), and the server's code sees why through closed_why(); a

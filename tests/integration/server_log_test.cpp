@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // server_options::log against real connections: what a refusal, an ending and a violation
 // write, and a flood of bad requests held to the rate limit with the rest counted.
 #include <corows/log.hpp>

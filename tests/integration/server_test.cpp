@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // corows::server on 127.0.0.1: many clients over two threads, raw routing, handler failures,
 // the graceful stop with its deadline, draining for a rolling restart, and the event mode
 // (run_events).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // A corows::server on a thread of its own, the process's memory and descriptors as
 // /proc/self tells them, and the small client helpers the tests against such a server share.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Every public operation called the way users write it: string literals, temporaries and
 // braced or constructed parameter objects inside the co_await expression itself. g++ 12
 // destroys the members of an aggregate initialised there twice; the parameter types have

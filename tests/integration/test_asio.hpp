@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The Asio the integration tests run on: the one corows was built for (standalone Asio, or
 // Boost.Asio with -Dasio=boost). The tests name it `asio::`, which here is corows::asio
 // (the same namespace as ::asio in a standalone build), and its error type corows::error_code.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Timeouts over loopback: a stalled handshake, a silent peer, and keepalive pings.
 #include "loopback.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // corows::tls_stream under basic_server against real TLS peers (Python's ssl, Node's tls,
 // openssl s_client) and against peers that forge TLS 1.3 records with the library's own
 // sealing: alerts and close_notify reach the wire, negotiated record limits hold after

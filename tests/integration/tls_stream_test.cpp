@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // corows::tls_stream against OpenSSL through Asio's own ssl::stream (both roles), under a
 // corows server, and against peers that trickle, send garbage, or leave without close_notify.
 #include "certs.hpp"

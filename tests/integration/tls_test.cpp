@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // wss:// end to end: corows::connect() against a corows server on an ssl::stream, with a
 // certificate made in memory for each test, and the failures TLS must turn into clean errors.
 #include "certs.hpp"

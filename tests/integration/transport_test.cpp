@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The read pump and the writer under abuse, in both server modes (coroutine handlers and event
 // handlers): a peer that floods pings and never reads, a peer that keeps its socket full of
 // frames that cost us work but deliver nothing, broadcasts to readers that never read, and

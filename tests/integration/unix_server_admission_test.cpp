@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Admission control of corows::unix_server: squatters on a Unix domain socket are shed as on
 // TCP (admission_test.cpp), and an honest client is served at once. Linux only here
 // (tests/meson.build: linux_only): Windows has no corows::unix_server (detail/platform.hpp:

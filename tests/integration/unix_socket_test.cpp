@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // WebSocket over Unix domain sockets: corows::unix_server listening on a socket file and
 // corows::connect_unix() reaching it with a ws+unix: URL; the errors of a missing, stale or
 // taken path.

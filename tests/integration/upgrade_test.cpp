@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The opening handshake over loopback: refusals with the right HTTP status, a client that
 // rejects a bad answer with the specific error, subprotocol negotiation and extra fields.
 #include "loopback.hpp"

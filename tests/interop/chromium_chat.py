@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSL-1.0
 # Headless Chromium -> our chat_server: the browser loads the chat page, connects with
 # permessage-deflate, sends messages through the page's form; a Python websockets client in
 # the same room sees them, and the page shows the Python client's message. Texts must be exact.

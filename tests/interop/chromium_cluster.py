@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSL-1.0
 # Headless Chromium -> HAProxy (deploy/haproxy.cfg) -> three chat_server nodes whose rooms span
 # the cluster through Redis: two tabs in one room, on different nodes, chat through the page's
 # form; then one tab's node drains (SIGTERM), and that tab reconnects through HAProxy to another

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // An echo server whose compressed messages end in a BFINAL=1 block (RFC 7692 §7.2.3.4):
 // libdeflate's output sent as it is, for the final_block interop tests with real peers.
 //

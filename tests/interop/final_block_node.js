@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Node ws client -> final_block_echo: the server's compressed messages end in a BFINAL=1
 // block (RFC 7692 §7.2.3.4). ws must inflate every one of many messages in a row.
 //

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSL-1.0
 # Python websockets client -> final_block_echo: the server's compressed messages end in a
 # BFINAL=1 block (RFC 7692 §7.2.3.4, libdeflate's output as is). websockets must inflate
 # every one of many messages in a row; the frames are checked to really carry BFINAL.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Shared by the Node interop scripts: payloads, our example programs, reporting.
 'use strict';
 

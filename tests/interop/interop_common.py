@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSL-1.0
 # Shared by the Python interop scripts: running our example programs, making payloads,
 # reporting. Standard library only, so the scripts run on Debian's /usr/bin/python3.
 import os

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Node ws client -> our echo_server: every size, text and binary, whole and fragmented, with
 // and without permessage-deflate; echoes must be byte-exact.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Our echo_client -> a Node ws echo server: lines of every size come back exactly, with and
 // without permessage-deflate, under each compression setting the server can impose.
 //

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSL-1.0
 # Python websockets client -> our echo_server: every size, text and binary, whole and
 # fragmented, with and without permessage-deflate; echoes must be byte-exact.
 #

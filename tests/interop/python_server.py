@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSL-1.0
 # Our echo_client -> a Python websockets echo server: lines of every size come back exactly,
 # with and without permessage-deflate, under each compression setting the server can impose.
 #

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Encodes a frame with corows and decodes it again, through the installed public headers.
 #include <corows/protocol/frame.hpp>
 #include <corows/protocol/mask.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include <corows/detail/base64.hpp>
 #include <corows/detail/sha1.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // corows::connection_counters and connection_metrics: snapshots, sums and what they derive.
 #include <corows/protocol/connection_counters.hpp>
 

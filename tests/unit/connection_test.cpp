@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // corows::connection driven with byte arrays: every rule a connection decides (pongs, close
 // echoes, failure codes, timeouts, back-pressure, fairness, what it charges and keeps).
 #include <corows/message.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // detail::final_padding_candidates against zlib's own account of where a block ends
 // (inflate with Z_BLOCK): over one-block streams of every Huffman kind, the true padding is
 // always a candidate, and the header settles the question (all candidates on one side of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include <corows/protocol/frame.hpp>
 #include <corows/protocol/mask.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include <corows/byte_buffer.hpp>
 #include <corows/error.hpp>
 #include <corows/protocol/deflate_stream.hpp>

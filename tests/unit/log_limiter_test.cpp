@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // detail::log_limiter: a burst passes, then the rate, and the first record after a drought
 // says how many were dropped; categories do not share a budget.
 #include <corows/detail/log_limiter.hpp>

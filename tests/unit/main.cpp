@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #define BOOST_TEST_MODULE corows
 // The header-only variant compiles Boost.Test in, where the system's library does not fit
 // (tests/meson.build).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include <corows/byte_buffer.hpp>
 #include <corows/protocol/message_reader.hpp>
 #include <corows/protocol/message_writer.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // corows::write_prometheus: the text exposition format, family by family, and the handshake
 // histogram's buckets.
 #include <corows/metrics.hpp>

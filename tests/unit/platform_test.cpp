@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // detail::per_thread (corows/detail/platform.hpp): one object per thread and call site,
 // destroyed intact when its thread exits, even with many threads exiting at once (what
 // MinGW-w64's own thread_local destructors get wrong: they run on freed, reused memory).

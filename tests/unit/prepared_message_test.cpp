@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // prepared_message: a broadcast framed once (RFC 6455 §5.2, §5.7) and compressed once per
 // window size (RFC 7692 §7.2.1), safely from several threads.
 #include <corows/prepared_message.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include <corows/byte_buffer.hpp>
 #include <corows/detail/shared_compressor.hpp>
 #include <corows/protocol/inflate_stream.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // corows::shared_connection_counters: connections on several threads count into one at once,
 // and what a connection counted stays in the total after it is gone.
 #include <corows/protocol/connection.hpp>

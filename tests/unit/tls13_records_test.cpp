@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // tls13_records, and tls_engine reading and writing through it (the state a server's
 // connection is in after release_openssl()): two ends keyed from the same secrets, bytes split
 // at every point, tampering, key updates and alerts. Interop with OpenSSL itself is in

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSL-1.0
 """A Windows build's echo server, run through a wrapper (wine), echoes for Python websockets on
 127.0.0.1, plain and with permessage-deflate: examples/example_test.py's echo and echo_deflate
 scenarios, with the program started through the wrapper.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Who a server lets in: counts of open connections, of connections per remote address and of
 // opening handshakes, shared by the server's threads. No sockets here, so that the limits are
 // unit-tested on their own; the server asks before serving an accepted socket.

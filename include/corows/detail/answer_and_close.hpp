@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The answer of a server to a connection it does not admit: an HTTP status written on the raw
 // socket, before anything of the request is read.
 #pragma once

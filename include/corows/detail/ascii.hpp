@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // ASCII classes and comparisons of the protocol's text grammars, one copy for every parser
 // (HTTP heads, Sec-WebSocket-Extensions, permessage-deflate parameters, URLs), so that they
 // all agree on what a token is and on which names match. No locale: protocol text is ASCII.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The waits that websocket<Stream>'s coroutines share: for the writer to move, for one
 // transport read, for the queue to drain, for the transport to close.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The envelope a backplane message travels in between processes: who sent it and its kind,
 // so that a process can skip its own publishes (its hub delivered them already) and a text
 // message stays text. No I/O and no Redis here: any backplane can use it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Base64 (RFC 4648 §4, with padding), used for Sec-WebSocket-Key and -Accept.
 #pragma once
 

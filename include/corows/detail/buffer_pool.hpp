@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The per-thread pools of idle connection buffers: a connection's receive and send buffers
 // go back here while it waits, so an idle connection holds none.
 #pragma once

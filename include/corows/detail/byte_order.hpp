@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The one place that knows the machine's byte order. The wire formats corows reads and writes
 // (WebSocket frame lengths, close codes, SHA-1 words, TLS record fields) are big-endian,
 // DEFLATE's bit stream is little-endian, and the masking kernels XOR the key as a native word:

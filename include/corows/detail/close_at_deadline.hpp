@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // A deadline that closes something when it passes: connect()'s and connect_unix()'s bound on
 // reaching the server, and a server's bound on its drain. The closing is what ends the
 // operations in progress (their sockets fail), so the code that waits on them needs no timer

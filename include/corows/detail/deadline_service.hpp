@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // One timer per execution context for every connection's deadline. A steady_timer per
 // connection costs its object and a pending wait (about 320 bytes with their heap chunks) for
 // as long as the connection lives, since an idle connection always has a deadline (its ping

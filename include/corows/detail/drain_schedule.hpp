@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // When a draining server closes each of its connections: decided here, without sockets, so
 // that the spread over the window is a unit test.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The order in which Happy Eyeballs (RFC 8305 §4) tries the addresses a name resolved to:
 // address families alternate, so that a family that is broken on this network (IPv6 routed
 // nowhere, say) costs one connection attempt delay and not one per address. No I/O: a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Starting a server's connection handler as a coroutine thread of its own, for what an idle
 // connection holds. asio::co_spawn's entry frame keeps the completion handler, three
 // executors (the spawn's, two work guards') and the result while the handler runs: 440

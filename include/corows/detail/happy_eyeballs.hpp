@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Happy Eyeballs (RFC 8305): TCP connection attempts to a name's addresses race, each starting
 // a delay after the one before or at once when the one before fails, and the first to connect
 // wins. An address that silently drops packets then costs that delay, not the whole handshake

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Completion tokens for websocket<Stream>'s and connect()'s operations: use_awaitable (the
 // default) returns the operation's own coroutine, as_tuple(use_awaitable) that coroutine
 // wrapped in one that catches; any other token runs it with co_spawn and reports what it

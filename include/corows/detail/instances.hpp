@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #pragma once
 // The instantiations the library compiles once, for the stream types most programs use, so
 // that a user's file does not compile them again (src/instances/). They are used only where

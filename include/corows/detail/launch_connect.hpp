@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Starting connect() and connect_unix() for any completion token. Unlike a websocket's
 // operations they have no I/O object to take an executor from: a token that brings none (a
 // plain callback, use_future) needs connect_options::executor.

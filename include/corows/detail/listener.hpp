@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // What a server's listening socket needs that depends on its protocol: TCP keeps its port
 // (SO_REUSEADDR, SO_EXCLUSIVEADDRUSE on Windows) and may share it between threads
 // (SO_REUSEPORT); a Unix domain socket has a file (socket_file, in platform.hpp), which the

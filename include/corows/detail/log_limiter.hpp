@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // detail::log_limiter: a token bucket per log category, so that a flood of bad requests or
 // violations (an attack) costs the log sink a bounded number of records per second.
 #pragma once

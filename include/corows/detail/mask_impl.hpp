@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The individual masking kernels behind apply_mask(), exposed so tests can check each one
 // on any CPU that has it, not only the one the run-time dispatch picks.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Every difference between the operating systems corows runs on, in one place: how a TCP
 // listener holds its port, whether threads can share one, whether Unix domain sockets exist,
 // the descriptor limit behind the default connection limit, a Unix server's socket file, and

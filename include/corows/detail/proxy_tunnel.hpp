@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The I/O of connect()'s proxy step: over a TCP socket connected to the proxy, an HTTP
 // CONNECT or SOCKS5 exchange (corows/protocol/proxy.hpp decides every byte) that leaves the
 // socket tunnelled to the target. Bounded by connect()'s deadline, which closes the socket.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Waiting for a readable stream inside an asio::awaitable coroutine, for what an idle
 // connection holds while it waits. `co_await stream.async_wait(..., use_awaitable)` costs a
 // coroutine frame for the operation (about 200 bytes) and an operation that tracks work on

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // corows::detail::redis_link: one connection to Redis, made again after each failure until
 // stopped; redis_backplane drives two of them (corows/redis_backplane.hpp).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // RESP, Redis' protocol, without I/O: hiredis' reply reader and command formatter behind RAII,
 // with the bounds a connection needs against a server that sends too much. Only these
 // I/O-free parts of hiredis are used; corows does the I/O itself, on Asio.

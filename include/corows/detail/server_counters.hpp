@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // detail::server_counters: one server thread's counts (its connections, accepts, refusals and
 // handshake times), written by that thread alone, summed by basic_server::metrics().
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // SHA-1 (RFC 3174), used only for Sec-WebSocket-Accept.
 #pragma once
 

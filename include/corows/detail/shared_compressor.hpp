@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The per-thread compressor of permessage-deflate messages sent without context takeover:
 // such a message needs no state before or after it, so one compressor per thread (per
 // setting) serves every connection on that thread, and a connection holds no deflate state.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The per-thread inflater of permessage-deflate messages received without context takeover
 // whose compressed bytes are all at hand in one call: nothing survives such a message, so
 // one inflater per thread (per window size) serves every connection on that thread.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // TLS 1.3 record protection (RFC 8446 §5) for a connection whose handshake OpenSSL finished:
 // seals and opens records with keys derived from the application traffic secrets, so that
 // the connection can give up OpenSSL's SSL object (about 11 KiB with its session) while the

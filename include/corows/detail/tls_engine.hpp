@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // TLS for one connection as bytes in, bytes out: OpenSSL behind a BIO that reads the
 // ciphertext it is lent and writes into a vector, with no I/O and no buffer of its own while
 // idle. After a TLS 1.3 handshake it can hand the records to tls13_records and free OpenSSL's

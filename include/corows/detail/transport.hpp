@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // detail::transport<Stream>, all the I/O of one websocket<Stream>: the stream, the sans-I/O connection it drives, the
 // read pump and the writer that move bytes between them, and the connection's deadline.
 // Every protocol decision (what to answer, when to close, which code) is the connection's;

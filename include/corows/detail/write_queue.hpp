@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The output queue's former name (it is corows::output_queue now, in corows/protocol/output_queue.hpp).
 #pragma once
 

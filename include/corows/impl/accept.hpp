@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // websocket<Stream>'s server side of the opening handshake (RFC 6455 §4.2): read the upgrade
 // request, validate it, answer 101 or refuse.
 #pragma once

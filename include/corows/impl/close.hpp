@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // websocket<Stream>::close and start_close: the close handshake of RFC 6455 §7, driven by the
 // read pump (the connection decides what is sent and when it is over).
 #pragma once

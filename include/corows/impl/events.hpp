@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // run_events(): the read pump driven by completion handlers instead of a coroutine, so an
 // idle connection holds its state and one pending socket operation, no coroutine frame.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // websocket<Stream>'s client side of the opening handshake (RFC 6455 §4.1): send the upgrade
 // request, check the answer, negotiate the subprotocol and permessage-deflate.
 #pragma once

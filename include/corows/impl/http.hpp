@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // websocket<Stream>'s plain-HTTP side for custom servers: the bytes after a request head,
 // a request body read by its Content-Length or chunked coding, and a response written on a
 // connection that stays open for the next request.

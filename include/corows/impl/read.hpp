@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // websocket<Stream>::read_message: the coroutine driver of the read pump.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // websocket<Stream>'s writes: messages (queued, or direct from the caller's memory), prepared
 // messages, pings and pongs, flush.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The reconnect policy of a long-lived client, without I/O: when to try again after a
 // connection or a connect attempt ended, how long to wait first (exponential backoff with full
 // jitter, a cap, a reset after a healthy connection), and a refusal's Retry-After.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // corows::connection: the whole protocol state of one WebSocket, sans I/O. Bytes in, events
 // out, frames to send out, and time in: every rule of RFC 6455 §5-7 that is not the frame
 // codec itself (answer pings, echo a close, fail with a code, time out) is decided here.

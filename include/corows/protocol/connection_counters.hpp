@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // corows::connection_counters: what a set of connections did (opened, ended and why, messages,
 // frames, bytes, pings, what they have queued, how long their handshakes took), counted by the
 // connections themselves, readable from any thread; and connection_metrics, a snapshot of it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The send half of permessage-deflate (RFC 7692 §7.2.1): one raw-deflate stream that lives
 // with the connection and compresses each message into a buffer it owns and reuses.
 #pragma once

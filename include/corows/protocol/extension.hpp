@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The Sec-WebSocket-Extensions header grammar of RFC 6455 §9.1.
 #pragma once
 

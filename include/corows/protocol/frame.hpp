@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The RFC 6455 §5 frame codec: decodes frames by position and encodes frame headers.
 #pragma once
 

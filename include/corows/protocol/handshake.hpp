@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The WebSocket opening handshake of RFC 6455 §4, both roles, without I/O: validate what the
 // peer sent, build what to send back.
 #pragma once

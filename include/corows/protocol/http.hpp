@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Incremental, sans-I/O parsing of HTTP/1.1 message heads (RFC 9112), as much of HTTP as the
 // WebSocket opening handshake and a small custom server need.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Sans-I/O decoding of an HTTP/1.1 message body (RFC 9112 §6): which framing a message has,
 // and a decoder that takes bytes as they arrive, by Content-Length, by the chunked coding, or
 // up to the end of the connection.

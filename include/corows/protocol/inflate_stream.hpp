@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The receive half of permessage-deflate (RFC 7692 §7.2.2): one raw-inflate stream that
 // lives with the connection and inflates each compressed message as its frames arrive.
 #pragma once

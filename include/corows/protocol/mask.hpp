@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // RFC 6455 §5.3 masking: XOR with a 4-byte key, in place, at any offset into the payload.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The receive side of a connection, sans I/O: frames in, messages and control events out.
 #pragma once
 

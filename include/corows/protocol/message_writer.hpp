@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The send side of a connection, sans I/O: messages in, encoded frames appended to a buffer.
 #pragma once
 

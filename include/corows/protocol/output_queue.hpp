@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // corows::output_queue: what a connection has for its transport to write (connection::take_output()):
 // encoded bytes, and prepared frames queued by reference.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // permessage-deflate negotiation (RFC 7692 §5, §7.1) for both roles.
 #pragma once
 

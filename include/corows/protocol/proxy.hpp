@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Client proxies without I/O: proxy URLs, the proxy curl would take from the environment
 // (http_proxy, https_proxy, all_proxy, no_proxy), the HTTP CONNECT exchange (RFC 9110 §9.3.6)
 // and the SOCKS5 one (RFC 1928, with RFC 1929 user name and password), as bytes to send and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // A URL query's parameters (?room=lobby&tag=a&tag=b), percent-decoded: what a server reads
 // from an upgrade request's target (http_request::query_param()).
 #pragma once

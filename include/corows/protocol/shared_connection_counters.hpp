@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // corows::shared_connection_counters: counters that connections on any threads count into at
 // once (clients on a thread pool, connect_options::counters), at the cost of a lock when a
 // connection starts or stops counting, never per count.

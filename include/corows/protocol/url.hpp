@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // ws:// and wss:// URLs (RFC 6455 §3) taken apart without I/O: what a client needs to resolve,
 // connect, verify the server's certificate and write the upgrade request.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Incremental UTF-8 validation (RFC 3629) for text messages and close reasons.
 #pragma once
 

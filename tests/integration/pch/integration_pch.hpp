@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // What every integration test file parses and corows does not change: Asio and Boost.Test,
 // compiled once per test program (tests/meson.build) instead of once per file. corows' own
 // headers stay out: with them the header is a quarter larger, slower to load than to parse,
