@@ -3,9 +3,9 @@
 // then read_message() and echo each message until the connection ends, optionally with a
 // second coroutine writing its own messages at the same time, pings, a server-initiated
 // close, small reads, short writes and a failing transport. Everything runs on one io_context
-// per input and must finish when the input runs out. No timer is armed (the handshake, close
-// and idle timeouts are off): a connection that fails to end shows up at once as a coroutine
-// still suspended after run(), not as a run that waits for seconds.
+// per input and must finish when the input runs out. No timer is armed (the handshake, close,
+// idle, keepalive and send timeouts are off): a connection that fails to end shows up at once
+// as a coroutine still suspended after run(), not as a run that waits for seconds.
 //
 // Input: four option bytes (see `plan`), then what the client sends. Beyond "no crash, no
 // leak, no UB", it checks what a client would see: if the handshake failed, nothing or an
@@ -73,7 +73,11 @@ struct plan {
 
     explicit plan(const std::uint8_t* o) {
         const std::uint8_t a = o[0], b = o[1], c = o[2], d = o[3];
+        // No timer at all (the keepalive, idle and send timeouts came on by default after this
+        // target was written): a connection that does not end must show as a suspended
+        // coroutine at once, not as a run that waits out a 60 s idle timeout.
         opts.handshake_timeout = opts.close_timeout = std::chrono::milliseconds(0);
+        opts.ping_interval = opts.idle_timeout = opts.send_timeout = std::chrono::milliseconds(0);
         opts.deflate.enabled = (a & 1) != 0;
         opts.deflate.server_no_context_takeover = (a & 2) != 0;
         opts.deflate.client_no_context_takeover = (a & 4) != 0;
